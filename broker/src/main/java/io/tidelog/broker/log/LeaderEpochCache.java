@@ -1,0 +1,125 @@
+package io.tidelog.broker.log;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import org.apache.kafka.common.record.RecordBatch;
+
+/**
+ * The leader-epoch history of one partition replica: for each leader epoch, the first offset
+ * written in it (KIP-101, KIP-279). A follower compares its history with the leader's to find where
+ * the two logs diverge.
+ *
+ * <p>Persisted in Kafka's {@code leader-epoch-checkpoint} format ({@code <epoch> <startOffset>}
+ * lines in a {@link CheckpointFile}) on every change, and truncated together with the log.
+ *
+ * <p>Not thread-safe: the owning {@link PartitionLog}'s thread calls it.
+ */
+final class LeaderEpochCache {
+  static final String FILE_NAME = "leader-epoch-checkpoint";
+
+  private final CheckpointFile checkpoint;
+  private final NavigableMap<Integer, Long> startOffsets = new TreeMap<>();
+
+  private LeaderEpochCache(CheckpointFile checkpoint) {
+    this.checkpoint = checkpoint;
+  }
+
+  static LeaderEpochCache load(Path partitionDir) throws IOException {
+    LeaderEpochCache cache =
+        new LeaderEpochCache(new CheckpointFile(partitionDir.resolve(FILE_NAME)));
+    for (String line : cache.checkpoint.read()) {
+      String[] fields = line.split(" ");
+      try {
+        cache.startOffsets.put(Integer.parseInt(fields[0]), Long.parseLong(fields[1]));
+      } catch (RuntimeException e) {
+        throw new IOException("malformed leader epoch entry '" + line + "' in " + partitionDir, e);
+      }
+    }
+    return cache;
+  }
+
+  /** Records that {@code epoch} starts at {@code startOffset}, when it is a new, later epoch. */
+  void assign(int epoch, long startOffset) throws IOException {
+    if (epoch == RecordBatch.NO_PARTITION_LEADER_EPOCH || epoch <= latestEpoch()) {
+      return;
+    }
+    // A newer epoch that starts at or before older ones overrides them (the log was truncated).
+    startOffsets.values().removeIf(o -> o >= startOffset);
+    startOffsets.put(epoch, startOffset);
+    persist();
+  }
+
+  int latestEpoch() {
+    return startOffsets.isEmpty() ? RecordBatch.NO_PARTITION_LEADER_EPOCH : startOffsets.lastKey();
+  }
+
+  /**
+   * For OffsetForLeaderEpoch: the largest epoch at most {@code requestedEpoch} and the offset where
+   * it ends (the start of the next epoch, or {@code logEndOffset} for the latest epoch). Returns
+   * {@code (-1, -1)} when the history holds no such epoch.
+   */
+  EpochEndOffset endOffsetFor(int requestedEpoch, long logEndOffset) {
+    Map.Entry<Integer, Long> floor = startOffsets.floorEntry(requestedEpoch);
+    if (floor == null) {
+      return new EpochEndOffset(RecordBatch.NO_PARTITION_LEADER_EPOCH, -1L);
+    }
+    Map.Entry<Integer, Long> next = startOffsets.higherEntry(floor.getKey());
+    return new EpochEndOffset(floor.getKey(), next == null ? logEndOffset : next.getValue());
+  }
+
+  /** Drops epochs that start at or after {@code endOffset}, after the log was truncated there. */
+  void truncateFromEnd(long endOffset) throws IOException {
+    if (startOffsets.values().removeIf(start -> start >= endOffset)) {
+      persist();
+    }
+  }
+
+  /**
+   * Drops epochs that end at or before {@code startOffset}, and moves the start of the epoch that
+   * holds it up to it, after the log start offset advanced.
+   */
+  void truncateFromStart(long startOffset) throws IOException {
+    Map.Entry<Integer, Long> holding = null;
+    for (Map.Entry<Integer, Long> entry : startOffsets.entrySet()) {
+      if (entry.getValue() <= startOffset) {
+        holding = entry;
+      }
+    }
+    if (holding == null) {
+      return;
+    }
+    int epoch = holding.getKey();
+    boolean changed = holding.getValue() != startOffset || startOffsets.firstKey() != epoch;
+    if (changed) {
+      startOffsets.headMap(epoch, false).clear();
+      startOffsets.put(epoch, startOffset);
+      persist();
+    }
+  }
+
+  void clear() throws IOException {
+    startOffsets.clear();
+    persist();
+  }
+
+  List<EpochEntry> entries() {
+    List<EpochEntry> entries = new ArrayList<>();
+    startOffsets.forEach((epoch, offset) -> entries.add(new EpochEntry(epoch, offset)));
+    return entries;
+  }
+
+  private void persist() throws IOException {
+    checkpoint.write(entries().stream().map(e -> e.epoch() + " " + e.startOffset()).toList());
+  }
+
+  /** An epoch and the first offset written in it. */
+  record EpochEntry(int epoch, long startOffset) {}
+
+  /** An epoch and the offset where it ends (exclusive). */
+  record EpochEndOffset(int epoch, long endOffset) {}
+}

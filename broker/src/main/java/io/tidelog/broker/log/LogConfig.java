@@ -1,0 +1,135 @@
+package io.tidelog.broker.log;
+
+import static org.apache.kafka.common.config.ConfigDef.Importance.HIGH;
+import static org.apache.kafka.common.config.ConfigDef.Importance.MEDIUM;
+import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
+import static org.apache.kafka.common.config.ConfigDef.Range.between;
+import static org.apache.kafka.common.config.ConfigDef.Type.INT;
+import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
+import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
+
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.ValidString;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.record.LegacyRecord;
+import org.apache.kafka.common.record.TimestampType;
+
+/**
+ * The per-topic settings that shape a partition's log, under Kafka's own topic config names and
+ * with Kafka's defaults.
+ *
+ * <p>Durability: {@code flush.messages} and {@code flush.ms} default to never, as in Kafka. An
+ * append is then in the operating system's page cache when it returns: it survives the broker
+ * process being killed, but not the machine losing power. Durability against machine loss comes
+ * from replication to other brokers; set {@code flush.messages=1} to fsync every append instead.
+ */
+public record LogConfig(
+    int segmentBytes,
+    long segmentMs,
+    int segmentIndexBytes,
+    int indexIntervalBytes,
+    int maxMessageBytes,
+    long retentionMs,
+    long retentionBytes,
+    long flushMessages,
+    long flushMs,
+    TimestampType messageTimestampType) {
+
+  /** Kafka's definitions, used to parse and validate topic configs from any source. */
+  public static final ConfigDef CONFIG_DEF =
+      new ConfigDef()
+          .define(
+              TopicConfig.SEGMENT_BYTES_CONFIG,
+              INT,
+              1024 * 1024 * 1024,
+              atLeast(LegacyRecord.RECORD_OVERHEAD_V0),
+              MEDIUM,
+              TopicConfig.SEGMENT_BYTES_DOC)
+          .define(
+              TopicConfig.SEGMENT_MS_CONFIG,
+              LONG,
+              7 * 24 * 60 * 60 * 1000L,
+              atLeast(1),
+              MEDIUM,
+              TopicConfig.SEGMENT_MS_DOC)
+          .define(
+              TopicConfig.SEGMENT_INDEX_BYTES_CONFIG,
+              INT,
+              10 * 1024 * 1024,
+              atLeast(TimeIndex.ENTRY_SIZE),
+              MEDIUM,
+              TopicConfig.SEGMENT_INDEX_BYTES_DOC)
+          .define(
+              TopicConfig.INDEX_INTERVAL_BYTES_CONFIG,
+              INT,
+              4096,
+              atLeast(0),
+              MEDIUM,
+              TopicConfig.INDEX_INTERVAL_BYTES_DOC)
+          .define(
+              TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
+              INT,
+              1024 * 1024 + 12,
+              atLeast(0),
+              MEDIUM,
+              TopicConfig.MAX_MESSAGE_BYTES_DOC)
+          .define(
+              TopicConfig.RETENTION_MS_CONFIG,
+              LONG,
+              7 * 24 * 60 * 60 * 1000L,
+              atLeast(-1),
+              HIGH,
+              TopicConfig.RETENTION_MS_DOC)
+          .define(
+              TopicConfig.RETENTION_BYTES_CONFIG,
+              LONG,
+              -1L,
+              atLeast(-1),
+              HIGH,
+              TopicConfig.RETENTION_BYTES_DOC)
+          .define(
+              TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG,
+              LONG,
+              Long.MAX_VALUE,
+              atLeast(1),
+              MEDIUM,
+              TopicConfig.FLUSH_MESSAGES_INTERVAL_DOC)
+          .define(
+              TopicConfig.FLUSH_MS_CONFIG,
+              LONG,
+              Long.MAX_VALUE,
+              between(0, Long.MAX_VALUE),
+              MEDIUM,
+              TopicConfig.FLUSH_MS_DOC)
+          .define(
+              TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG,
+              STRING,
+              TimestampType.CREATE_TIME.name,
+              ValidString.in(TimestampType.CREATE_TIME.name, TimestampType.LOG_APPEND_TIME.name),
+              MEDIUM,
+              TopicConfig.MESSAGE_TIMESTAMP_TYPE_DOC);
+
+  public static final LogConfig DEFAULTS = parse(Map.of());
+
+  /**
+   * Parses topic configs given under Kafka's names; absent keys take Kafka's defaults.
+   *
+   * @throws ConfigException naming the key and the value when a value is invalid
+   */
+  public static LogConfig parse(Map<String, ?> configs) {
+    Map<String, Object> v = CONFIG_DEF.parse(configs);
+    return new LogConfig(
+        (Integer) v.get(TopicConfig.SEGMENT_BYTES_CONFIG),
+        (Long) v.get(TopicConfig.SEGMENT_MS_CONFIG),
+        (Integer) v.get(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG),
+        (Integer) v.get(TopicConfig.INDEX_INTERVAL_BYTES_CONFIG),
+        (Integer) v.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG),
+        (Long) v.get(TopicConfig.RETENTION_MS_CONFIG),
+        (Long) v.get(TopicConfig.RETENTION_BYTES_CONFIG),
+        (Long) v.get(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG),
+        (Long) v.get(TopicConfig.FLUSH_MS_CONFIG),
+        TimestampType.forName((String) v.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG)));
+  }
+}

@@ -1,0 +1,345 @@
+package io.tidelog.broker.log;
+
+import io.tidelog.broker.log.PartitionLog.LoadState;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The partition logs of a broker across its {@code log.dirs}.
+ *
+ * <p>Layout of each log directory (as in Kafka): one {@code <topic>-<partition>} directory per
+ * partition replica, {@code recovery-point-offset-checkpoint} and {@code
+ * log-start-offset-checkpoint} ({@code <topic> <partition> <offset>} lines in a {@link
+ * CheckpointFile}), a {@code .kafka_cleanshutdown} marker written by a clean close, and a locked
+ * {@code .lock} file that keeps a second broker out.
+ *
+ * <p>Logs load in parallel at start, {@code num.recovery.threads.per.data.dir} threads per
+ * directory. A directory that fails with an I/O error, then or later, goes offline: its logs fail
+ * with {@link KafkaStorageException} while the other directories keep serving.
+ *
+ * <p>Thread-safe. The logs it hands out keep their own single-writer contract; {@link #close()}
+ * must run after their owners stopped using them.
+ */
+public final class LogManager implements AutoCloseable {
+  static final String RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
+  static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
+  static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
+  static final String LOCK_FILE = ".lock";
+  private static final int FLUSH_QUEUE_CAPACITY = 10_000;
+  private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
+
+  private final Map<TopicPartition, PartitionLog> logs = new ConcurrentHashMap<>();
+  private final Set<Path> liveDirs = ConcurrentHashMap.newKeySet();
+  private final Set<Path> offlineDirs = ConcurrentHashMap.newKeySet();
+  private final Map<Path, FileChannel> locks = new ConcurrentHashMap<>();
+  private final ExecutorService flusher;
+  private final LogServices services;
+
+  private LogManager(Time time) {
+    ThreadPoolExecutor executor =
+        new ThreadPoolExecutor(
+            1,
+            1,
+            0,
+            TimeUnit.MILLISECONDS,
+            new ArrayBlockingQueue<>(FLUSH_QUEUE_CAPACITY),
+            runnable -> {
+              Thread thread = new Thread(runnable, "tidelog-log-flusher");
+              thread.setDaemon(true);
+              return thread;
+            },
+            // A full queue means the disk is behind: the roll that asked waits for its fsync.
+            new ThreadPoolExecutor.CallerRunsPolicy());
+    this.flusher = executor;
+    this.services = new LogServices(time, executor, this::handleDirFailure);
+  }
+
+  /**
+   * Locks and loads every log directory; partitions get their config from {@code topicConfigs}.
+   *
+   * @throws IOException when no log directory could be brought online
+   */
+  public static LogManager start(
+      List<Path> logDirs,
+      Function<String, LogConfig> topicConfigs,
+      int recoveryThreadsPerDir,
+      Time time)
+      throws IOException {
+    LogManager manager = new LogManager(time);
+    for (Path dir : logDirs) {
+      manager.lockDir(dir.toAbsolutePath().normalize());
+    }
+    manager.loadLogs(topicConfigs, recoveryThreadsPerDir);
+    if (manager.liveDirs.isEmpty()) {
+      manager.close();
+      throw new IOException("none of the log directories " + logDirs + " is usable");
+    }
+    return manager;
+  }
+
+  private void lockDir(Path dir) {
+    try {
+      Files.createDirectories(dir);
+      FileChannel channel =
+          FileChannel.open(
+              dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileLock lock = channel.tryLock();
+      if (lock == null) {
+        channel.close();
+        throw new IOException("another process holds " + dir.resolve(LOCK_FILE));
+      }
+      locks.put(dir, channel);
+      liveDirs.add(dir);
+    } catch (IOException e) {
+      LOG.error("Log directory {} is offline: {}", dir, e.toString());
+      offlineDirs.add(dir);
+    }
+  }
+
+  private void loadLogs(Function<String, LogConfig> topicConfigs, int threadsPerDir)
+      throws IOException {
+    ExecutorService loaders =
+        Executors.newFixedThreadPool(Math.max(1, liveDirs.size() * threadsPerDir));
+    try {
+      Map<Path, List<Future<PartitionLog>>> loading = new HashMap<>();
+      for (Path dir : liveDirs) {
+        try {
+          loading.put(dir, submitLoads(dir, topicConfigs, loaders));
+        } catch (IOException e) {
+          handleDirFailure(dir, e);
+        }
+      }
+      for (Map.Entry<Path, List<Future<PartitionLog>>> entry : loading.entrySet()) {
+        awaitLoads(entry.getKey(), entry.getValue());
+      }
+    } finally {
+      loaders.shutdownNow();
+    }
+  }
+
+  private List<Future<PartitionLog>> submitLoads(
+      Path dir, Function<String, LogConfig> topicConfigs, ExecutorService loaders)
+      throws IOException {
+    boolean cleanShutdown = Files.exists(dir.resolve(CLEAN_SHUTDOWN_FILE));
+    Map<String, Long> recoveryPoints = readCheckpoint(dir, RECOVERY_POINT_CHECKPOINT);
+    Map<String, Long> startOffsets = readCheckpoint(dir, LOG_START_OFFSET_CHECKPOINT);
+    List<Future<PartitionLog>> futures = new ArrayList<>();
+    try (DirectoryStream<Path> children = Files.newDirectoryStream(dir, Files::isDirectory)) {
+      for (Path child : children) {
+        String name = child.getFileName().toString();
+        TopicPartition tp;
+        try {
+          tp = PartitionLog.parseTopicPartition(name);
+        } catch (IllegalArgumentException e) {
+          LOG.warn("Ignoring {} in log directory {}: {}", name, dir, e.getMessage());
+          continue;
+        }
+        LoadState state =
+            new LoadState(
+                recoveryPoints.getOrDefault(name, 0L),
+                startOffsets.getOrDefault(name, 0L),
+                cleanShutdown);
+        futures.add(
+            loaders.submit(
+                () -> PartitionLog.open(child, topicConfigs.apply(tp.topic()), state, services)));
+      }
+    }
+    LOG.info(
+        "Loading {} partition logs from {} after {} shutdown",
+        futures.size(),
+        dir,
+        cleanShutdown ? "a clean" : "an unclean");
+    return futures;
+  }
+
+  private void awaitLoads(Path dir, List<Future<PartitionLog>> futures) throws IOException {
+    List<PartitionLog> loaded = new ArrayList<>();
+    try {
+      for (Future<PartitionLog> future : futures) {
+        loaded.add(future.get());
+      }
+      Files.deleteIfExists(dir.resolve(CLEAN_SHUTDOWN_FILE));
+      loaded.forEach(log -> logs.put(log.topicPartition(), log));
+    } catch (ExecutionException e) {
+      loaded.forEach(PartitionLog::markOffline);
+      if (e.getCause() instanceof IOException io) {
+        handleDirFailure(dir, io);
+      } else {
+        throw new IllegalStateException("loading logs from " + dir + " failed", e.getCause());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while loading " + dir, e);
+    }
+  }
+
+  private static Map<String, Long> readCheckpoint(Path dir, String fileName) throws IOException {
+    Map<String, Long> offsets = new HashMap<>();
+    for (String line : new CheckpointFile(dir.resolve(fileName)).read()) {
+      String[] fields = line.split(" ");
+      if (fields.length != 3) {
+        throw new IOException("malformed line '" + line + "' in " + dir.resolve(fileName));
+      }
+      try {
+        offsets.put(fields[0] + "-" + Integer.parseInt(fields[1]), Long.parseLong(fields[2]));
+      } catch (NumberFormatException e) {
+        throw new IOException("malformed line '" + line + "' in " + dir.resolve(fileName), e);
+      }
+    }
+    return offsets;
+  }
+
+  public Optional<PartitionLog> getLog(TopicPartition topicPartition) {
+    return Optional.ofNullable(logs.get(topicPartition));
+  }
+
+  /**
+   * The log of {@code topicPartition}, created empty in the live directory with the fewest logs
+   * when it does not exist yet.
+   *
+   * @throws KafkaStorageException when no directory is live or creating the log fails
+   */
+  public PartitionLog getOrCreateLog(TopicPartition topicPartition, LogConfig config) {
+    return logs.computeIfAbsent(topicPartition, tp -> createLog(tp, config));
+  }
+
+  private PartitionLog createLog(TopicPartition tp, LogConfig config) {
+    Path dir =
+        liveDirs.stream()
+            .min(Comparator.comparingLong(this::logCount).thenComparing(Path::toString))
+            .orElseThrow(() -> new KafkaStorageException("No log directory is online"));
+    try {
+      return PartitionLog.open(
+          dir.resolve(tp.topic() + "-" + tp.partition()), config, LoadState.NEW, services);
+    } catch (IOException e) {
+      handleDirFailure(dir, e);
+      throw new KafkaStorageException("Cannot create the log of " + tp + " in " + dir, e);
+    }
+  }
+
+  private long logCount(Path dir) {
+    return logs.values().stream().filter(log -> log.dir().getParent().equals(dir)).count();
+  }
+
+  /** Deletes the log of {@code topicPartition} and its directory, if there is one. */
+  public void deleteLog(TopicPartition topicPartition) throws IOException {
+    PartitionLog log = logs.remove(topicPartition);
+    if (log != null && !log.isOffline()) {
+      log.delete();
+    }
+  }
+
+  /** Writes every live directory's recovery points and log start offsets. */
+  public void checkpoint() {
+    for (Path dir : liveDirs) {
+      List<String> recoveryPoints = new ArrayList<>();
+      List<String> startOffsets = new ArrayList<>();
+      for (PartitionLog log : logs.values()) {
+        if (log.dir().getParent().equals(dir) && !log.isOffline()) {
+          TopicPartition tp = log.topicPartition();
+          recoveryPoints.add(tp.topic() + " " + tp.partition() + " " + log.recoveryPoint());
+          startOffsets.add(tp.topic() + " " + tp.partition() + " " + log.logStartOffset());
+        }
+      }
+      try {
+        new CheckpointFile(dir.resolve(RECOVERY_POINT_CHECKPOINT)).write(recoveryPoints);
+        new CheckpointFile(dir.resolve(LOG_START_OFFSET_CHECKPOINT)).write(startOffsets);
+      } catch (IOException e) {
+        handleDirFailure(dir, e);
+      }
+    }
+  }
+
+  public Set<Path> liveDirs() {
+    return Set.copyOf(liveDirs);
+  }
+
+  public Set<Path> offlineDirs() {
+    return Set.copyOf(offlineDirs);
+  }
+
+  public Map<TopicPartition, PartitionLog> logs() {
+    return Map.copyOf(logs);
+  }
+
+  private void handleDirFailure(Path dir, IOException cause) {
+    if (!liveDirs.remove(dir)) {
+      return;
+    }
+    offlineDirs.add(dir);
+    List<TopicPartition> affected = new ArrayList<>();
+    logs.values().stream()
+        .filter(log -> log.dir().getParent().equals(dir))
+        .forEach(
+            log -> {
+              log.markOffline();
+              affected.add(log.topicPartition());
+            });
+    LOG.error(
+        "Log directory {} is offline after an I/O error ({}); its partitions {} are"
+            + " unavailable; {} directories remain online",
+        dir,
+        cause.toString(),
+        affected,
+        liveDirs.size());
+  }
+
+  /**
+   * Flushes and closes every log, writes the checkpoints and the clean-shutdown markers, so the
+   * next start skips recovery.
+   */
+  @Override
+  public void close() throws IOException {
+    flusher.shutdown();
+    for (PartitionLog log : logs.values()) {
+      try {
+        log.close();
+      } catch (IOException e) {
+        handleDirFailure(log.dir().getParent(), e);
+      }
+    }
+    try {
+      flusher.awaitTermination(1, TimeUnit.MINUTES);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    checkpoint();
+    for (Path dir : liveDirs) {
+      try {
+        Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
+        CheckpointFile.fsyncDirectory(dir);
+      } catch (IOException e) {
+        handleDirFailure(dir, e);
+      }
+    }
+    for (FileChannel lock : locks.values()) {
+      lock.close();
+    }
+  }
+}

@@ -1,0 +1,408 @@
+package io.tidelog.broker.log;
+
+import io.tidelog.broker.log.OffsetIndex.OffsetPosition;
+import io.tidelog.broker.log.TimeIndex.TimestampOffset;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.record.FileLogInputStream.FileChannelRecordBatch;
+import org.apache.kafka.common.record.FileRecords;
+import org.apache.kafka.common.record.FileRecords.LogOffsetPosition;
+import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.RecordBatch;
+
+/**
+ * One segment of a partition's log: the {@code .log} file of record batches and its {@code .index}
+ * and {@code .timeindex}, all named by the 20-digit base offset, as in Kafka.
+ *
+ * <p>The {@code .log} file holds Kafka v2 record batches back to back, byte for byte as a client
+ * fetches them. Every {@code index.interval.bytes} of appended data adds an offset index entry and,
+ * when the largest timestamp grew, a time index entry.
+ *
+ * <p>Batches that this process has not yet CRC-checked (those of segments loaded without recovery
+ * after a clean shutdown) are checked when first read, so on-disk corruption surfaces as a {@link
+ * CorruptRecordException} for this partition instead of reaching a client.
+ *
+ * <p>Not thread-safe: the owning {@link PartitionLog}'s thread calls it.
+ */
+final class LogSegment implements AutoCloseable {
+  static final String LOG_SUFFIX = ".log";
+  static final String INDEX_SUFFIX = ".index";
+  static final String TIME_INDEX_SUFFIX = ".timeindex";
+
+  private final long baseOffset;
+  private final FileRecords log;
+  private final OffsetIndex offsetIndex;
+  private final TimeIndex timeIndex;
+  private final int indexIntervalBytes;
+  private final long createdMs;
+  private int bytesSinceLastIndexEntry;
+  private long maxTimestampSoFar = RecordBatch.NO_TIMESTAMP;
+  private long offsetOfMaxTimestampSoFar;
+  private long firstBatchTimestamp = RecordBatch.NO_TIMESTAMP;
+  // Bytes in [verifiedPrefixBytes, appendedFromBytes) have not been CRC-checked by this process.
+  private int verifiedPrefixBytes;
+  private int appendedFromBytes;
+
+  private LogSegment(
+      long baseOffset,
+      FileRecords log,
+      OffsetIndex offsetIndex,
+      TimeIndex timeIndex,
+      LogConfig config,
+      long createdMs) {
+    this.baseOffset = baseOffset;
+    this.log = log;
+    this.offsetIndex = offsetIndex;
+    this.timeIndex = timeIndex;
+    this.indexIntervalBytes = config.indexIntervalBytes();
+    this.createdMs = createdMs;
+    this.offsetOfMaxTimestampSoFar = baseOffset;
+    this.verifiedPrefixBytes = 0;
+    this.appendedFromBytes = log.sizeInBytes();
+    TimestampOffset lastTime = timeIndex.lastEntry();
+    this.maxTimestampSoFar = lastTime.timestamp();
+    this.offsetOfMaxTimestampSoFar = lastTime.offset();
+  }
+
+  /** Opens the segment at {@code baseOffset} in {@code dir}, creating its files when missing. */
+  static LogSegment open(Path dir, long baseOffset, LogConfig config, long nowMs)
+      throws IOException {
+    FileRecords log = FileRecords.open(file(dir, baseOffset, LOG_SUFFIX).toFile());
+    OffsetIndex offsetIndex = null;
+    try {
+      offsetIndex =
+          new OffsetIndex(
+              file(dir, baseOffset, INDEX_SUFFIX), baseOffset, config.segmentIndexBytes());
+      TimeIndex timeIndex =
+          new TimeIndex(
+              file(dir, baseOffset, TIME_INDEX_SUFFIX), baseOffset, config.segmentIndexBytes());
+      return new LogSegment(baseOffset, log, offsetIndex, timeIndex, config, nowMs);
+    } catch (IOException | RuntimeException e) {
+      log.closeHandlers();
+      if (offsetIndex != null) {
+        offsetIndex.closeHandler();
+      }
+      throw e;
+    }
+  }
+
+  static Path file(Path dir, long baseOffset, String suffix) {
+    return dir.resolve(String.format("%020d", baseOffset) + suffix);
+  }
+
+  long baseOffset() {
+    return baseOffset;
+  }
+
+  int sizeInBytes() {
+    return log.sizeInBytes();
+  }
+
+  Path logFile() {
+    return log.file().toPath();
+  }
+
+  /**
+   * Appends batches whose offsets are already assigned. The caller has checked {@link #shouldRoll},
+   * so the offsets fit this segment's relative offsets and its indexes have room.
+   */
+  void append(long largestOffset, MemoryRecords records) throws IOException {
+    if (!fitsRelativeOffset(largestOffset)) {
+      throw new IllegalStateException(
+          "offset " + largestOffset + " does not fit segment " + baseOffset + "; it should roll");
+    }
+    int position = log.sizeInBytes();
+    if (position == 0) {
+      firstBatchTimestamp = records.batches().iterator().next().maxTimestamp();
+    }
+    log.append(records);
+    for (RecordBatch batch : records.batches()) {
+      indexBatch(batch, position);
+      position += batch.sizeInBytes();
+    }
+  }
+
+  private void indexBatch(RecordBatch batch, int position) {
+    if (batch.maxTimestamp() > maxTimestampSoFar) {
+      maxTimestampSoFar = batch.maxTimestamp();
+      offsetOfMaxTimestampSoFar = batch.lastOffset();
+    }
+    if (bytesSinceLastIndexEntry > indexIntervalBytes) {
+      offsetIndex.append(batch.lastOffset(), position);
+      timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, false);
+      bytesSinceLastIndexEntry = 0;
+    }
+    bytesSinceLastIndexEntry += batch.sizeInBytes();
+  }
+
+  /**
+   * Reads whole batches from the one that holds {@code startOffset}, up to {@code maxBytes} (but
+   * always the first batch) and stopping before any batch that reaches {@code maxOffset}.
+   *
+   * @return the region, possibly empty, or empty when {@code startOffset} lies past this segment
+   * @throws CorruptRecordException when a batch in the region fails its checks
+   */
+  Optional<LogReadInfo> read(long startOffset, int maxBytes, long maxOffset) {
+    LogOffsetPosition start = translateOffset(startOffset);
+    if (start == null) {
+      return Optional.empty();
+    }
+    int end = start.position;
+    long nextOffset = startOffset;
+    for (FileChannelRecordBatch batch : log.batchesFrom(start.position)) {
+      long lastOffset = batch.lastOffset();
+      boolean first = end == start.position;
+      if (lastOffset >= maxOffset
+          || !first && end - start.position + batch.sizeInBytes() > maxBytes) {
+        break;
+      }
+      verify(batch);
+      end = batch.position() + batch.sizeInBytes();
+      nextOffset = lastOffset + 1;
+    }
+    int size = end - start.position;
+    return Optional.of(
+        new LogReadInfo(log.slice(start.position, size), start.position, nextOffset));
+  }
+
+  /** An empty region at the end of the file, for a read at or past the readable end. */
+  LogReadInfo emptyRead(long nextOffset) {
+    int end = log.sizeInBytes();
+    return new LogReadInfo(log.slice(end, 0), end, nextOffset);
+  }
+
+  private void verify(FileChannelRecordBatch batch) {
+    int position = batch.position();
+    int end = position + batch.sizeInBytes();
+    if (end <= verifiedPrefixBytes || position >= appendedFromBytes) {
+      return;
+    }
+    checkStoredBatch(batch);
+    if (position == verifiedPrefixBytes) {
+      verifiedPrefixBytes = end;
+    }
+  }
+
+  private static void checkStoredBatch(RecordBatch batch) {
+    if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
+      throw new CorruptRecordException(
+          "stored batch at offset " + batch.baseOffset() + " has magic " + batch.magic());
+    }
+    batch.ensureValid();
+  }
+
+  /** The position of the first batch whose last offset is at least {@code offset}, or null. */
+  LogOffsetPosition translateOffset(long offset) {
+    OffsetPosition fromIndex = offsetIndex.lookup(offset);
+    return log.searchForOffsetFromPosition(offset, fromIndex.position());
+  }
+
+  /**
+   * The first record at or after {@code startingOffset} whose timestamp is at least {@code
+   * timestamp}, if this segment holds one.
+   */
+  Optional<TimestampAndOffset> findOffsetByTimestamp(long timestamp, long startingOffset) {
+    TimestampOffset fromIndex = timeIndex.lookup(timestamp);
+    int position = offsetIndex.lookup(Math.max(fromIndex.offset(), startingOffset)).position();
+    return Optional.ofNullable(log.searchForTimestamp(timestamp, position, startingOffset));
+  }
+
+  /** The largest record timestamp, or the file's modification time when it has none. */
+  long largestTimestamp() throws IOException {
+    return maxTimestampSoFar >= 0
+        ? maxTimestampSoFar
+        : Files.getLastModifiedTime(logFile()).toMillis();
+  }
+
+  long maxTimestampSoFar() {
+    return maxTimestampSoFar;
+  }
+
+  boolean shouldRoll(RollParams params) {
+    long waitedMs =
+        firstBatchTimestamp >= 0 && params.maxTimestampInMessages() >= 0
+            ? params.maxTimestampInMessages() - firstBatchTimestamp
+            : params.nowMs() - createdMs;
+    return log.sizeInBytes() > params.segmentBytes() - params.messagesSizeBytes()
+        || log.sizeInBytes() > 0 && waitedMs > params.segmentMs()
+        || offsetIndex.isFull()
+        || timeIndex.isFull()
+        || !fitsRelativeOffset(params.maxOffsetInMessages());
+  }
+
+  private boolean fitsRelativeOffset(long offset) {
+    long relative = offset - baseOffset;
+    return relative >= 0 && relative <= Integer.MAX_VALUE;
+  }
+
+  /**
+   * Rebuilds both indexes from the log, CRC-checking every batch, and truncates the file at the
+   * first batch that is torn, corrupt or out of order.
+   */
+  RecoveryResult recover() throws IOException {
+    offsetIndex.truncateToSlot(0);
+    timeIndex.truncateToSlot(0);
+    maxTimestampSoFar = RecordBatch.NO_TIMESTAMP;
+    offsetOfMaxTimestampSoFar = baseOffset;
+    bytesSinceLastIndexEntry = 0;
+    firstBatchTimestamp = RecordBatch.NO_TIMESTAMP;
+    int validBytes = 0;
+    long nextOffset = baseOffset;
+    String problem = "a torn batch";
+    try {
+      for (FileChannelRecordBatch batch : log.batches()) {
+        checkStoredBatch(batch);
+        if (batch.baseOffset() < nextOffset || !fitsRelativeOffset(batch.lastOffset())) {
+          throw new CorruptRecordException(
+              "batch offsets "
+                  + batch.baseOffset()
+                  + ".."
+                  + batch.lastOffset()
+                  + " do not follow "
+                  + (nextOffset - 1));
+        }
+        if (validBytes == 0) {
+          firstBatchTimestamp = batch.maxTimestamp();
+        }
+        indexBatch(batch, validBytes);
+        validBytes += batch.sizeInBytes();
+        nextOffset = batch.nextOffset();
+      }
+    } catch (CorruptRecordException e) {
+      problem = e.getMessage();
+    }
+    int truncatedBytes = log.sizeInBytes() - validBytes;
+    if (truncatedBytes > 0) {
+      log.truncateTo(validBytes);
+    }
+    verifiedPrefixBytes = validBytes;
+    appendedFromBytes = validBytes;
+    return new RecoveryResult(validBytes, truncatedBytes, nextOffset, problem);
+  }
+
+  /**
+   * Whether the indexes can be trusted without a rebuild: they point inside the log file. Checked
+   * for segments that recovery does not scan.
+   */
+  boolean indexesLookConsistent() {
+    int size = log.sizeInBytes();
+    return (offsetIndex.entries() == 0 || offsetIndex.lastEntry().position() < size)
+        && (size > 0 || offsetIndex.entries() == 0 && timeIndex.entries() == 0);
+  }
+
+  /**
+   * Reads the batches after the last offset index entry, as the active segment must after a clean
+   * load, and returns the next offset to assign.
+   *
+   * @throws CorruptRecordException when a header there is broken; the caller recovers instead
+   */
+  long loadTail() {
+    TimestampOffset lastTime = timeIndex.lastEntry();
+    maxTimestampSoFar = lastTime.timestamp();
+    offsetOfMaxTimestampSoFar = lastTime.offset();
+    bytesSinceLastIndexEntry = 0;
+    long nextOffset = baseOffset;
+    for (FileChannelRecordBatch batch : log.batchesFrom(offsetIndex.lastEntry().position())) {
+      if (batch.maxTimestamp() > maxTimestampSoFar) {
+        maxTimestampSoFar = batch.maxTimestamp();
+        offsetOfMaxTimestampSoFar = batch.lastOffset();
+      }
+      bytesSinceLastIndexEntry += batch.sizeInBytes();
+      nextOffset = batch.nextOffset();
+    }
+    if (log.sizeInBytes() > 0) {
+      firstBatchTimestamp = log.batches().iterator().next().maxTimestamp();
+    }
+    return nextOffset;
+  }
+
+  /**
+   * Removes the batch that holds {@code offset} and everything after it.
+   *
+   * @return the number of bytes removed
+   */
+  int truncateTo(long offset) throws IOException {
+    LogOffsetPosition mapping = translateOffset(offset);
+    if (mapping == null) {
+      return 0;
+    }
+    offsetIndex.truncateTo(offset);
+    timeIndex.truncateTo(offset);
+    int removed = log.truncateTo(mapping.position);
+    verifiedPrefixBytes = Math.min(verifiedPrefixBytes, mapping.position);
+    appendedFromBytes = Math.min(appendedFromBytes, mapping.position);
+    if (mapping.position == 0) {
+      firstBatchTimestamp = RecordBatch.NO_TIMESTAMP;
+    }
+    loadTail();
+    return removed;
+  }
+
+  /** Makes room in the indexes again, for the last segment of a log that was reloaded. */
+  void prepareForAppends() throws IOException {
+    offsetIndex.resizeForAppends();
+    timeIndex.resizeForAppends();
+  }
+
+  /**
+   * Records the final largest timestamp and shrinks the indexes when a newer segment takes over.
+   */
+  void onBecomeInactiveSegment() throws IOException {
+    timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+    offsetIndex.trimToValidSize();
+    timeIndex.trimToValidSize();
+  }
+
+  void flush() throws IOException {
+    log.flush();
+    offsetIndex.flush();
+    timeIndex.flush();
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+      offsetIndex.close();
+      timeIndex.close();
+    } finally {
+      log.close();
+    }
+  }
+
+  /** Releases file handles without writing, for a log directory that failed. */
+  void closeHandlers() {
+    try {
+      log.closeHandlers();
+    } catch (IOException e) {
+      // The directory already failed; nothing more can be done with this handle.
+    }
+  }
+
+  void delete() throws IOException {
+    offsetIndex.delete();
+    timeIndex.delete();
+    log.deleteIfExists();
+  }
+
+  @Override
+  public String toString() {
+    return "LogSegment(baseOffset=" + baseOffset + ", size=" + log.sizeInBytes() + ")";
+  }
+
+  /** The inputs of the roll decision. */
+  record RollParams(
+      int messagesSizeBytes,
+      long maxOffsetInMessages,
+      long maxTimestampInMessages,
+      long nowMs,
+      int segmentBytes,
+      long segmentMs) {}
+
+  /** What recovery kept and dropped, and why it stopped. */
+  record RecoveryResult(int validBytes, int truncatedBytes, long nextOffset, String problem) {}
+}

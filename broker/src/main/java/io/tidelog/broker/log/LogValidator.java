@@ -1,0 +1,125 @@
+package io.tidelog.broker.log;
+
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.MutableRecordBatch;
+import org.apache.kafka.common.record.Record;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.CloseableIterator;
+
+/**
+ * Checks the batches of a produce request against the partition's config and assigns their offsets,
+ * with kafka-clients' own {@link MemoryRecords} parser. Nothing is written unless every batch
+ * passes, so bad input loses nothing.
+ *
+ * <p>Not thread-safe (it holds a decompression buffer cache): one per {@link PartitionLog}.
+ */
+final class LogValidator {
+  private final BufferSupplier bufferSupplier = BufferSupplier.create();
+
+  /**
+   * Checks magic v2, {@code max.message.bytes}, CRC-32C, and that every batch's record count
+   * matches its last offset delta and its records' offset deltas run 0, 1, 2, ...
+   *
+   * @throws InvalidRecordException for a wrong magic, count or offset delta
+   * @throws CorruptRecordException for a CRC mismatch or trailing bytes that are not a batch
+   * @throws RecordTooLargeException for a batch above {@code max.message.bytes}
+   * @throws RecordBatchTooLargeException for a request larger than a segment
+   */
+  Validated validate(MemoryRecords records, LogConfig config) {
+    if (records.sizeInBytes() > config.segmentBytes()) {
+      throw new RecordBatchTooLargeException(
+          "The request has "
+              + records.sizeInBytes()
+              + " bytes of batches, more than segment.bytes ("
+              + config.segmentBytes()
+              + ")");
+    }
+    int batchBytes = 0;
+    int recordCount = 0;
+    for (MutableRecordBatch batch : records.batches()) {
+      if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
+        throw new InvalidRecordException(
+            "Only record batches with magic 2 are accepted; got magic " + batch.magic());
+      }
+      if (batch.sizeInBytes() > config.maxMessageBytes()) {
+        throw new RecordTooLargeException(
+            "The record batch has "
+                + batch.sizeInBytes()
+                + " bytes, more than max.message.bytes ("
+                + config.maxMessageBytes()
+                + ")");
+      }
+      batch.ensureValid();
+      recordCount += validateRecords(batch);
+      batchBytes += batch.sizeInBytes();
+    }
+    if (batchBytes == 0) {
+      throw new InvalidRecordException("The request holds no record batch");
+    }
+    if (batchBytes != records.sizeInBytes()) {
+      throw new CorruptRecordException(
+          (records.sizeInBytes() - batchBytes) + " trailing bytes are not a whole record batch");
+    }
+    return new Validated(recordCount);
+  }
+
+  private int validateRecords(MutableRecordBatch batch) {
+    long countFromOffsets = batch.lastOffset() - batch.baseOffset() + 1;
+    Integer count = batch.countOrNull();
+    if (count == null || count <= 0 || count != countFromOffsets) {
+      throw new InvalidRecordException(
+          "Record count "
+              + count
+              + " does not match the last offset delta "
+              + (countFromOffsets - 1));
+    }
+    int seen = 0;
+    try (CloseableIterator<Record> it = batch.skipKeyValueIterator(bufferSupplier)) {
+      while (it.hasNext()) {
+        Record record = it.next();
+        if (record.offset() != batch.baseOffset() + seen) {
+          throw new InvalidRecordException(
+              "Record " + seen + " has offset delta " + (record.offset() - batch.baseOffset()));
+        }
+        seen++;
+      }
+    }
+    if (seen != count) {
+      throw new InvalidRecordException(
+          "The batch declares " + count + " records but holds " + seen);
+    }
+    return count;
+  }
+
+  /**
+   * Stamps offsets from {@code firstOffset}, the partition leader epoch and, for {@code
+   * LogAppendTime} topics, the broker's time into validated batches.
+   *
+   * @return the largest timestamp of the appended batches
+   */
+  static long assignOffsets(
+      MemoryRecords records, long firstOffset, int leaderEpoch, TimestampType type, long nowMs) {
+    long offset = firstOffset;
+    long maxTimestamp = RecordBatch.NO_TIMESTAMP;
+    for (MutableRecordBatch batch : records.batches()) {
+      long lastOffsetDelta = batch.lastOffset() - batch.baseOffset();
+      batch.setLastOffset(offset + lastOffsetDelta);
+      batch.setPartitionLeaderEpoch(leaderEpoch);
+      if (type == TimestampType.LOG_APPEND_TIME) {
+        batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, nowMs);
+      }
+      maxTimestamp = Math.max(maxTimestamp, batch.maxTimestamp());
+      offset = batch.lastOffset() + 1;
+    }
+    return maxTimestamp;
+  }
+
+  /** What validation learned about an append. */
+  record Validated(int recordCount) {}
+}

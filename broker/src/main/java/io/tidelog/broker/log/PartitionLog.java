@@ -1,0 +1,692 @@
+package io.tidelog.broker.log;
+
+import io.tidelog.broker.log.LeaderEpochCache.EpochEndOffset;
+import io.tidelog.broker.log.LogSegment.RecoveryResult;
+import io.tidelog.broker.log.LogSegment.RollParams;
+import io.tidelog.broker.log.ProducerSequences.LastAppend;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentSkipListMap;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.TimestampType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The append-only log of one partition replica: a directory {@code <topic>-<partition>} of {@link
+ * LogSegment}s, the leader-epoch cache, and the offsets that bound it.
+ *
+ * <p>Offsets: {@code logStartOffset} is the first readable offset, {@code logEndOffset} (LEO) the
+ * next one to assign, and {@code recoveryPoint} the offset below which everything was fsynced;
+ * after a crash only data from the recovery point on is CRC-checked again.
+ *
+ * <p>Durability follows {@code flush.messages} and {@code flush.ms} (see {@link LogConfig}); by
+ * default an append is only in the page cache, and replication provides durability. Rolled segments
+ * are fsynced in the background so that recovery after a crash scans little.
+ *
+ * <p>Threading: single writer. Every method except the offset getters must be called from the one
+ * thread or ordered context that owns this partition; the getters may be read from anywhere. An I/O
+ * error takes the whole log directory offline and every later call fails with {@link
+ * KafkaStorageException}; other partitions keep serving.
+ */
+public final class PartitionLog implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
+
+  /** Kafka's default {@code producer.id.expiration.ms}. */
+  static final long PRODUCER_ID_EXPIRATION_MS = 24 * 60 * 60 * 1000L;
+
+  private final TopicPartition topicPartition;
+  private final Path dir;
+  private final LogServices services;
+  private final NavigableMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
+  private final LeaderEpochCache leaderEpochCache;
+  private final LogValidator validator = new LogValidator();
+  private final ProducerSequences producerSequences = new ProducerSequences();
+  private final Object recoveryPointLock = new Object();
+  private volatile LogConfig config;
+  private volatile long logStartOffset;
+  private volatile long logEndOffset;
+  private volatile boolean offline;
+  private long recoveryPoint;
+  private long truncations;
+  private long unflushedMessages;
+  private long lastFlushMs;
+
+  private PartitionLog(
+      TopicPartition topicPartition,
+      Path dir,
+      LogConfig config,
+      LogServices services,
+      LeaderEpochCache leaderEpochCache) {
+    this.topicPartition = topicPartition;
+    this.dir = dir;
+    this.config = config;
+    this.services = services;
+    this.leaderEpochCache = leaderEpochCache;
+    this.lastFlushMs = services.time().milliseconds();
+  }
+
+  /**
+   * Opens the log in {@code dir}, creating it when missing, and recovers it: after an unclean
+   * shutdown every batch from the recovery point on is CRC-checked and a torn or corrupt tail is
+   * truncated; indexes that are missing or inconsistent are rebuilt.
+   */
+  public static PartitionLog open(Path dir, LogConfig config, LoadState state, LogServices services)
+      throws IOException {
+    Files.createDirectories(dir);
+    PartitionLog log =
+        new PartitionLog(
+            parseTopicPartition(dir.getFileName().toString()),
+            dir,
+            config,
+            services,
+            LeaderEpochCache.load(dir));
+    try {
+      log.load(state);
+    } catch (IOException | RuntimeException e) {
+      log.segments.values().forEach(LogSegment::closeHandlers);
+      throw e;
+    }
+    return log;
+  }
+
+  /**
+   * Parses Kafka's partition directory name, {@code <topic>-<partition>}.
+   *
+   * @throws IllegalArgumentException when the name is not of that form
+   */
+  public static TopicPartition parseTopicPartition(String dirName) {
+    int dash = dirName.lastIndexOf('-');
+    if (dash <= 0 || dash == dirName.length() - 1) {
+      throw new IllegalArgumentException("'" + dirName + "' is not a <topic>-<partition> name");
+    }
+    try {
+      int partition = Integer.parseInt(dirName.substring(dash + 1));
+      if (partition < 0) {
+        throw new IllegalArgumentException("'" + dirName + "' has a negative partition");
+      }
+      return new TopicPartition(dirName.substring(0, dash), partition);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("'" + dirName + "' is not a <topic>-<partition> name", e);
+    }
+  }
+
+  private void load(LoadState state) throws IOException {
+    long nowMs = services.time().milliseconds();
+    List<Long> needIndexRebuild = new ArrayList<>();
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+      for (Path file : files) {
+        String name = file.getFileName().toString();
+        if (name.endsWith(".tmp")
+            || name.endsWith(".deleted")
+            || name.endsWith(".cleaned")
+            || name.endsWith(".swap")) {
+          Files.delete(file);
+        } else if (name.endsWith(LogSegment.LOG_SUFFIX)) {
+          long base =
+              Long.parseLong(name.substring(0, name.length() - LogSegment.LOG_SUFFIX.length()));
+          if (!Files.exists(LogSegment.file(dir, base, LogSegment.INDEX_SUFFIX))
+              || !Files.exists(LogSegment.file(dir, base, LogSegment.TIME_INDEX_SUFFIX))) {
+            needIndexRebuild.add(base);
+          }
+          segments.put(base, LogSegment.open(dir, base, config, nowMs));
+        }
+      }
+    }
+    deleteOrphanIndexes();
+    if (segments.isEmpty()) {
+      segments.put(
+          state.logStartOffset(), LogSegment.open(dir, state.logStartOffset(), config, nowMs));
+    }
+    Long firstToRecover =
+        state.hadCleanShutdown() ? null : segments.floorKey(state.recoveryPoint());
+    if (!state.hadCleanShutdown() && firstToRecover == null) {
+      firstToRecover = segments.firstKey();
+    }
+    boolean recovered = false;
+    for (LogSegment segment : new ArrayList<>(segments.values())) {
+      boolean mustRecover =
+          firstToRecover != null && segment.baseOffset() >= firstToRecover
+              || needIndexRebuild.contains(segment.baseOffset())
+              || !segment.indexesLookConsistent();
+      if (mustRecover) {
+        recovered = true;
+        if (recoverSegment(segment)) {
+          break;
+        }
+      }
+    }
+    LogSegment active = segments.lastEntry().getValue();
+    logEndOffset = loadActiveTail(active, recovered);
+    active.prepareForAppends();
+    logStartOffset = Math.min(Math.max(state.logStartOffset(), segments.firstKey()), logEndOffset);
+    leaderEpochCache.truncateFromEnd(logEndOffset);
+    leaderEpochCache.truncateFromStart(logStartOffset);
+    if (recovered) {
+      for (LogSegment segment : segments.values()) {
+        segment.flush();
+      }
+    }
+    recoveryPoint = logEndOffset;
+  }
+
+  /** Recovers one segment; returns whether it truncated, in which case later segments are gone. */
+  private boolean recoverSegment(LogSegment segment) throws IOException {
+    RecoveryResult result = segment.recover();
+    if (result.truncatedBytes() == 0) {
+      return false;
+    }
+    List<LogSegment> later =
+        new ArrayList<>(segments.tailMap(segment.baseOffset(), false).values());
+    long droppedBytes = later.stream().mapToLong(LogSegment::sizeInBytes).sum();
+    LOG.warn(
+        "{}: truncated {} bytes from position {} of segment {} at {}; the log now ends before"
+            + " offset {}; dropped {} later segments ({} bytes) from offset {}",
+        topicPartition,
+        result.truncatedBytes(),
+        result.validBytes(),
+        segment.baseOffset(),
+        result.problem(),
+        result.nextOffset(),
+        later.size(),
+        droppedBytes,
+        later.isEmpty() ? "-" : later.get(0).baseOffset());
+    for (LogSegment dropped : later) {
+      segments.remove(dropped.baseOffset());
+      dropped.delete();
+    }
+    return true;
+  }
+
+  private long loadActiveTail(LogSegment active, boolean recovered) throws IOException {
+    try {
+      return active.loadTail();
+    } catch (KafkaException e) {
+      if (recovered) {
+        throw e;
+      }
+      LOG.warn(
+          "{}: the active segment's tail is unreadable ({}); recovering it",
+          topicPartition,
+          e.toString());
+      recoverSegment(active);
+      return active.loadTail();
+    }
+  }
+
+  private void deleteOrphanIndexes() throws IOException {
+    try (DirectoryStream<Path> files =
+        Files.newDirectoryStream(
+            dir, "*{" + LogSegment.INDEX_SUFFIX + "," + LogSegment.TIME_INDEX_SUFFIX + "}")) {
+      for (Path file : files) {
+        String name = file.getFileName().toString();
+        String base = name.substring(0, name.indexOf('.'));
+        if (!Files.exists(dir.resolve(base + LogSegment.LOG_SUFFIX))) {
+          Files.delete(file);
+        }
+      }
+    }
+  }
+
+  /**
+   * Validates {@code records}, assigns them the next offsets and stamps {@code leaderEpoch} in,
+   * then appends them. The batches are changed in place.
+   *
+   * @throws org.apache.kafka.common.InvalidRecordException and the other validation errors of
+   *     {@link LogValidator#validate}; nothing is written then
+   * @throws org.apache.kafka.common.errors.OutOfOrderSequenceException when an idempotent
+   *     producer's sequence does not follow its last one
+   * @throws KafkaStorageException when the log directory is offline or fails now
+   */
+  public LogAppendInfo append(MemoryRecords records, int leaderEpoch) {
+    checkOnline();
+    long nowMs = services.time().milliseconds();
+    LogConfig config = this.config;
+    LogValidator.Validated validated = validator.validate(records, config);
+    Map<Long, LastAppend> producerUpdates = producerSequences.check(records, nowMs);
+    long firstOffset = logEndOffset;
+    TimestampType timestampType = config.messageTimestampType();
+    long maxTimestamp =
+        LogValidator.assignOffsets(records, firstOffset, leaderEpoch, timestampType, nowMs);
+    long lastOffset = firstOffset;
+    for (var batch : records.batches()) {
+      lastOffset = batch.lastOffset();
+    }
+    try {
+      LogSegment segment =
+          maybeRoll(
+              new RollParams(
+                  records.sizeInBytes(),
+                  lastOffset,
+                  maxTimestamp,
+                  nowMs,
+                  config.segmentBytes(),
+                  config.segmentMs()));
+      segment.append(lastOffset, records);
+      leaderEpochCache.assign(leaderEpoch, firstOffset);
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
+    logEndOffset = lastOffset + 1;
+    producerSequences.apply(producerUpdates);
+    unflushedMessages += validated.recordCount();
+    maybeFlush(nowMs);
+    return new LogAppendInfo(
+        firstOffset,
+        lastOffset,
+        maxTimestamp,
+        timestampType == TimestampType.LOG_APPEND_TIME ? nowMs : -1L,
+        validated.recordCount(),
+        records.sizeInBytes());
+  }
+
+  private LogSegment maybeRoll(RollParams params) throws IOException {
+    LogSegment active = segments.lastEntry().getValue();
+    if (!active.shouldRoll(params)) {
+      return active;
+    }
+    long newBaseOffset = logEndOffset;
+    active.onBecomeInactiveSegment();
+    LogSegment next = LogSegment.open(dir, newBaseOffset, config, params.nowMs());
+    segments.put(newBaseOffset, next);
+    LOG.debug("{}: rolled segment {} at offset {}", topicPartition, active, newBaseOffset);
+    scheduleFlushBefore(newBaseOffset);
+    return next;
+  }
+
+  /**
+   * Fsyncs every segment below {@code offset} on the flusher, through its own file handles, and
+   * then moves the recovery point up, unless the log was truncated meanwhile.
+   */
+  private void scheduleFlushBefore(long offset) {
+    long truncationsAtRoll;
+    synchronized (recoveryPointLock) {
+      truncationsAtRoll = truncations;
+    }
+    List<Path> files = new ArrayList<>();
+    for (long base : segments.headMap(offset, false).keySet()) {
+      files.add(LogSegment.file(dir, base, LogSegment.LOG_SUFFIX));
+      files.add(LogSegment.file(dir, base, LogSegment.INDEX_SUFFIX));
+      files.add(LogSegment.file(dir, base, LogSegment.TIME_INDEX_SUFFIX));
+    }
+    services
+        .flusher()
+        .execute(
+            () -> {
+              try {
+                for (Path file : files) {
+                  fsync(file);
+                }
+              } catch (IOException e) {
+                if (!offline) {
+                  failDirectory(e);
+                }
+                return;
+              }
+              synchronized (recoveryPointLock) {
+                if (truncations == truncationsAtRoll && offset > recoveryPoint) {
+                  recoveryPoint = offset;
+                }
+              }
+            });
+  }
+
+  private static void fsync(Path file) throws IOException {
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+      channel.force(true);
+    } catch (NoSuchFileException e) {
+      // Retention or truncation deleted the segment after the roll: nothing left to flush.
+    }
+  }
+
+  /**
+   * Reads whole batches from the one holding {@code startOffset}, at most {@code maxBytes} but
+   * always at least one batch, and none that reaches {@code maxOffset} (for a consumer, the high
+   * watermark). Reads stay within one segment, as in Kafka.
+   *
+   * @throws OffsetOutOfRangeException when {@code startOffset} is outside [logStartOffset, LEO]
+   * @throws org.apache.kafka.common.errors.CorruptRecordException when a stored batch is corrupt
+   * @throws KafkaStorageException when the log directory is offline or fails now
+   */
+  public LogReadInfo read(long startOffset, int maxBytes, long maxOffset) {
+    checkOnline();
+    long endOffset = logEndOffset;
+    if (startOffset < logStartOffset || startOffset > endOffset) {
+      throw new OffsetOutOfRangeException(
+          "Offset "
+              + startOffset
+              + " of "
+              + topicPartition
+              + " is outside the log, which spans "
+              + logStartOffset
+              + " to "
+              + endOffset);
+    }
+    long upperOffset = Math.min(maxOffset, endOffset);
+    try {
+      if (startOffset < upperOffset) {
+        for (LogSegment segment : segments.tailMap(segments.floorKey(startOffset), true).values()) {
+          Optional<LogReadInfo> read = segment.read(startOffset, maxBytes, upperOffset);
+          if (read.isPresent()) {
+            return read.get();
+          }
+        }
+      }
+      return segments.lastEntry().getValue().emptyRead(startOffset);
+    } catch (KafkaException e) {
+      if (e.getCause() instanceof IOException io) {
+        throw failDirectory(io);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The first record at or after the log start offset with a timestamp of at least {@code
+   * timestamp}, as ListOffsets needs.
+   */
+  public Optional<TimestampAndOffset> offsetForTimestamp(long timestamp) {
+    checkOnline();
+    for (LogSegment segment : segments.values()) {
+      if (segment.maxTimestampSoFar() >= timestamp) {
+        Optional<TimestampAndOffset> found =
+            segment.findOffsetByTimestamp(timestamp, logStartOffset);
+        if (found.isPresent()) {
+          return found;
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** For OffsetForLeaderEpoch: the largest epoch at most {@code epoch} and where it ends. */
+  public EpochEndOffset endOffsetForEpoch(int epoch) {
+    return leaderEpochCache.endOffsetFor(epoch, logEndOffset);
+  }
+
+  public int latestEpoch() {
+    return leaderEpochCache.latestEpoch();
+  }
+
+  /**
+   * Removes everything from the batch that holds {@code offset} on, as a follower does when its log
+   * diverged from the leader's. The leader-epoch cache is truncated with it.
+   *
+   * @return whether anything was removed
+   */
+  public boolean truncateTo(long offset) {
+    checkOnline();
+    if (offset >= logEndOffset) {
+      return false;
+    }
+    if (offset <= segments.firstKey()) {
+      truncateFullyAndStartAt(offset);
+      return true;
+    }
+    try {
+      for (LogSegment later : new ArrayList<>(segments.tailMap(offset, false).values())) {
+        segments.remove(later.baseOffset());
+        later.delete();
+      }
+      LogSegment active = segments.lastEntry().getValue();
+      active.truncateTo(offset);
+      active.prepareForAppends();
+      logEndOffset = active.loadTail();
+      logStartOffset = Math.min(logStartOffset, logEndOffset);
+      leaderEpochCache.truncateFromEnd(logEndOffset);
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
+    afterTruncation(Math.min(recoveryPoint(), logEndOffset));
+    LOG.info(
+        "{}: truncated to offset {}; the log end offset is {}",
+        topicPartition,
+        offset,
+        logEndOffset);
+    return true;
+  }
+
+  /** Deletes every segment and starts the log empty at {@code offset}. */
+  public void truncateFullyAndStartAt(long offset) {
+    checkOnline();
+    try {
+      for (LogSegment segment : new ArrayList<>(segments.values())) {
+        segments.remove(segment.baseOffset());
+        segment.delete();
+      }
+      segments.put(offset, LogSegment.open(dir, offset, config, services.time().milliseconds()));
+      leaderEpochCache.clear();
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
+    logEndOffset = offset;
+    logStartOffset = offset;
+    afterTruncation(offset);
+    LOG.info("{}: emptied; the log now starts at offset {}", topicPartition, offset);
+  }
+
+  private void afterTruncation(long newRecoveryPoint) {
+    synchronized (recoveryPointLock) {
+      truncations++;
+      recoveryPoint = newRecoveryPoint;
+    }
+    producerSequences.clear();
+  }
+
+  /**
+   * Moves the log start offset up to {@code offset} (DeleteRecords) and deletes the segments that
+   * lie wholly below it.
+   *
+   * @return the log start offset afterwards
+   * @throws OffsetOutOfRangeException when {@code offset} is past the log end offset
+   */
+  public long deleteRecordsBefore(long offset) {
+    checkOnline();
+    if (offset > logEndOffset) {
+      throw new OffsetOutOfRangeException(
+          "Cannot delete records before "
+              + offset
+              + " of "
+              + topicPartition
+              + ": the log ends at "
+              + logEndOffset);
+    }
+    if (offset > logStartOffset) {
+      logStartOffset = offset;
+      deleteOldSegments();
+    }
+    return logStartOffset;
+  }
+
+  /**
+   * Applies retention: deletes the oldest segments, never the active one, while they are older than
+   * {@code retention.ms} (by their largest timestamp), while the log is above {@code
+   * retention.bytes}, or while they lie wholly below the log start offset.
+   *
+   * @return how many segments were deleted
+   */
+  public int deleteOldSegments() {
+    checkOnline();
+    long nowMs = services.time().milliseconds();
+    LogConfig config = this.config;
+    long bytesAboveRetention =
+        config.retentionBytes() < 0 ? -1 : sizeInBytes() - config.retentionBytes();
+    int deleted = 0;
+    try {
+      while (segments.size() > 1) {
+        LogSegment oldest = segments.firstEntry().getValue();
+        long nextBase = segments.higherKey(oldest.baseOffset());
+        String reason =
+            nextBase <= logStartOffset
+                ? "log start offset " + logStartOffset
+                : config.retentionMs() >= 0
+                        && nowMs - oldest.largestTimestamp() > config.retentionMs()
+                    ? "retention.ms " + config.retentionMs()
+                    : bytesAboveRetention >= oldest.sizeInBytes()
+                        ? "retention.bytes " + config.retentionBytes()
+                        : null;
+        if (reason == null) {
+          break;
+        }
+        LOG.info("{}: deleting segment {} for {}", topicPartition, oldest, reason);
+        bytesAboveRetention -= oldest.sizeInBytes();
+        segments.remove(oldest.baseOffset());
+        oldest.delete();
+        deleted++;
+      }
+      logStartOffset = Math.max(logStartOffset, segments.firstKey());
+      leaderEpochCache.truncateFromStart(logStartOffset);
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
+    producerSequences.removeExpired(nowMs, PRODUCER_ID_EXPIRATION_MS);
+    return deleted;
+  }
+
+  /** Flushes when {@code flush.messages} or {@code flush.ms} says so. */
+  public void maybeFlush(long nowMs) {
+    LogConfig config = this.config;
+    if (unflushedMessages >= config.flushMessages() || nowMs - lastFlushMs >= config.flushMs()) {
+      flush();
+    }
+  }
+
+  /** Fsyncs everything from the recovery point on and moves the recovery point to the LEO. */
+  public void flush() {
+    checkOnline();
+    long flushedTo = logEndOffset;
+    try {
+      Long from = segments.floorKey(recoveryPoint());
+      for (LogSegment segment :
+          segments.tailMap(from == null ? segments.firstKey() : from, true).values()) {
+        segment.flush();
+      }
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
+    synchronized (recoveryPointLock) {
+      recoveryPoint = Math.max(recoveryPoint, flushedTo);
+    }
+    unflushedMessages = 0;
+    lastFlushMs = services.time().milliseconds();
+  }
+
+  /** Applies new topic configs; they take effect from the next append, roll or retention pass. */
+  public void updateConfig(LogConfig newConfig) {
+    this.config = newConfig;
+  }
+
+  public LogConfig config() {
+    return config;
+  }
+
+  public TopicPartition topicPartition() {
+    return topicPartition;
+  }
+
+  public Path dir() {
+    return dir;
+  }
+
+  public long logStartOffset() {
+    return logStartOffset;
+  }
+
+  public long logEndOffset() {
+    return logEndOffset;
+  }
+
+  public long recoveryPoint() {
+    synchronized (recoveryPointLock) {
+      return Math.min(recoveryPoint, logEndOffset);
+    }
+  }
+
+  public long sizeInBytes() {
+    return segments.values().stream().mapToLong(LogSegment::sizeInBytes).sum();
+  }
+
+  public int numberOfSegments() {
+    return segments.size();
+  }
+
+  public boolean isOffline() {
+    return offline;
+  }
+
+  /** Flushes and closes the segments; the recovery point becomes the log end offset. */
+  @Override
+  public void close() throws IOException {
+    if (offline) {
+      return;
+    }
+    flush();
+    for (LogSegment segment : segments.values()) {
+      segment.close();
+    }
+  }
+
+  /**
+   * Marks the log unusable after its directory failed and releases its file handles. Any thread may
+   * call it: it touches no in-memory index, only closes channels, which is thread-safe.
+   */
+  void markOffline() {
+    offline = true;
+    segments.values().forEach(LogSegment::closeHandlers);
+  }
+
+  /** Deletes the log's directory and everything in it; the log must not be used afterwards. */
+  void delete() throws IOException {
+    for (LogSegment segment : segments.values()) {
+      segment.delete();
+    }
+    segments.clear();
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+      for (Path file : files) {
+        Files.delete(file);
+      }
+    }
+    Files.delete(dir);
+  }
+
+  private void checkOnline() {
+    if (offline) {
+      throw new KafkaStorageException(
+          "The log directory of " + topicPartition + " (" + dir.getParent() + ") is offline");
+    }
+  }
+
+  private KafkaStorageException failDirectory(IOException e) {
+    LOG.error("{}: I/O error in log directory {}", topicPartition, dir.getParent(), e);
+    services.dirFailureHandler().onFailure(dir.getParent(), e);
+    offline = true;
+    return new KafkaStorageException(
+        "I/O error on " + topicPartition + " in " + dir.getParent() + ": " + e.getMessage(), e);
+  }
+
+  /**
+   * The checkpointed state a log is loaded with.
+   *
+   * @param recoveryPoint the offset below which the log was fsynced
+   * @param logStartOffset the first offset to keep
+   * @param hadCleanShutdown whether the broker closed the log cleanly, so recovery can be skipped
+   */
+  public record LoadState(long recoveryPoint, long logStartOffset, boolean hadCleanShutdown) {
+    public static final LoadState NEW = new LoadState(0, 0, true);
+  }
+}

@@ -1,0 +1,467 @@
+package io.tidelog.broker.log;
+
+import static io.tidelog.broker.log.TestBatches.batch;
+import static io.tidelog.broker.log.TestBatches.idempotent;
+import static io.tidelog.broker.log.TestBatches.offsets;
+import static io.tidelog.broker.log.TestBatches.values;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.tidelog.broker.log.LeaderEpochCache.EpochEndOffset;
+import io.tidelog.broker.log.PartitionLog.LoadState;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.record.DefaultRecordBatch;
+import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.utils.MockTime;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PartitionLogTest {
+  private static final long T0 = 1_700_000_000_000L;
+  // Kafka's v2 batch layout: base offset (8), length (4), leader epoch (4), magic (1), crc (4), ...
+  private static final int MAGIC_OFFSET = 16;
+  private static final int ATTRIBUTES_OFFSET = 21;
+
+  @TempDir Path logDir;
+  private final MockTime time = new MockTime(0, T0, 0);
+  private final LogServices services = new LogServices(time, Runnable::run, (dir, e) -> {});
+  private final List<PartitionLog> opened = new ArrayList<>();
+
+  @AfterEach
+  void closeLogs() throws IOException {
+    for (PartitionLog log : opened) {
+      log.close();
+    }
+  }
+
+  private PartitionLog open(Map<String, ?> configs) throws IOException {
+    return open(configs, LoadState.NEW);
+  }
+
+  private PartitionLog open(Map<String, ?> configs, LoadState state) throws IOException {
+    PartitionLog log =
+        PartitionLog.open(logDir.resolve("orders-0"), LogConfig.parse(configs), state, services);
+    opened.add(log);
+    return log;
+  }
+
+  @Test
+  void appendAssignsOffsetsAndStampsTheLeaderEpoch() throws IOException {
+    // Given an empty log; when two batches are appended; then offsets run on and the epoch is in.
+    PartitionLog log = open(Map.of());
+
+    LogAppendInfo first = log.append(batch(T0, "a", "b", "c"), 5);
+    LogAppendInfo second = log.append(batch(T0 + 1, "d"), 5);
+
+    assertThat(first.firstOffset()).isZero();
+    assertThat(first.lastOffset()).isEqualTo(2);
+    assertThat(second.firstOffset()).isEqualTo(3);
+    assertThat(second.maxTimestamp()).isEqualTo(T0 + 1);
+    assertThat(second.logAppendTimeMs()).isEqualTo(-1);
+    assertThat(log.logEndOffset()).isEqualTo(4);
+    LogReadInfo read = log.read(0, Integer.MAX_VALUE, Long.MAX_VALUE);
+    assertThat(values(read.records())).containsExactly("a", "b", "c", "d");
+    assertThat(offsets(read.records())).containsExactly(0L, 1L, 2L, 3L);
+    assertThat(read.nextOffset()).isEqualTo(4);
+    for (RecordBatch stored : read.records().batches()) {
+      assertThat(stored.partitionLeaderEpoch()).isEqualTo(5);
+      stored.ensureValid();
+    }
+  }
+
+  @Test
+  void readReturnsAFileRegionOfWholeBatchesWithinTheLimits() throws IOException {
+    // Given three batches; when reads are bounded by bytes and by offset; then whole batches come.
+    PartitionLog log = open(Map.of());
+    int batchBytes = log.append(batch(T0, "a", "b"), 0).sizeInBytes();
+    log.append(batch(T0, "c", "d"), 0);
+    log.append(batch(T0, "e"), 0);
+
+    LogReadInfo oneBatch = log.read(0, batchBytes + 1, Long.MAX_VALUE);
+    LogReadInfo atLeastOne = log.read(2, 1, Long.MAX_VALUE);
+    LogReadInfo belowHighWatermark = log.read(0, Integer.MAX_VALUE, 4);
+    LogReadInfo midBatch = log.read(1, Integer.MAX_VALUE, Long.MAX_VALUE);
+    LogReadInfo atEnd = log.read(5, Integer.MAX_VALUE, Long.MAX_VALUE);
+
+    assertThat(values(oneBatch.records())).containsExactly("a", "b");
+    assertThat(oneBatch.nextOffset()).isEqualTo(2);
+    assertThat(oneBatch.filePosition()).isZero();
+    assertThat(oneBatch.records().file().getName()).isEqualTo("00000000000000000000.log");
+    assertThat(values(atLeastOne.records())).containsExactly("c", "d");
+    assertThat(atLeastOne.filePosition()).isEqualTo(batchBytes);
+    assertThat(values(belowHighWatermark.records())).containsExactly("a", "b", "c", "d");
+    assertThat(values(midBatch.records())).containsExactly("a", "b", "c", "d", "e");
+    assertThat(atEnd.records().sizeInBytes()).isZero();
+    assertThat(atEnd.nextOffset()).isEqualTo(5);
+    assertThrows(OffsetOutOfRangeException.class, () -> log.read(6, 100, Long.MAX_VALUE));
+  }
+
+  @Test
+  void invalidBatchesAreRefusedAndLeaveTheLogUntouched() throws IOException {
+    // Given a log with one batch; when bad batches arrive; then each gets its error, nothing lands.
+    PartitionLog log = open(Map.of("max.message.bytes", "200", "segment.bytes", "1000"));
+    log.append(batch(T0, "kept"), 0);
+
+    MemoryRecords badCrc = batch(T0, "x");
+    badCrc.buffer().put(badCrc.sizeInBytes() - 1, (byte) 0x7f);
+    MemoryRecords wrongCount = batch(T0, "x", "y");
+    wrongCount.buffer().putInt(DefaultRecordBatch.RECORDS_COUNT_OFFSET, 3);
+    rewriteCrc(wrongCount);
+    MemoryRecords wrongMagic = batch(T0, "x");
+    wrongMagic.buffer().put(MAGIC_OFFSET, RecordBatch.MAGIC_VALUE_V1);
+    MemoryRecords trailingBytes = withTrailingBytes(batch(T0, "x"), 7);
+
+    assertThrows(CorruptRecordException.class, () -> log.append(badCrc, 0));
+    assertThrows(InvalidRecordException.class, () -> log.append(wrongCount, 0));
+    assertThrows(InvalidRecordException.class, () -> log.append(wrongMagic, 0));
+    assertThrows(CorruptRecordException.class, () -> log.append(trailingBytes, 0));
+    assertThrows(RecordTooLargeException.class, () -> log.append(TestBatches.sized(1, 300, T0), 0));
+    MemoryRecords sixBatches = concat(batch(T0, "x".repeat(120)), 6);
+    assertThrows(RecordBatchTooLargeException.class, () -> log.append(sixBatches, 0));
+
+    assertThat(log.logEndOffset()).isEqualTo(1);
+    assertThat(values(log.read(0, Integer.MAX_VALUE, Long.MAX_VALUE).records()))
+        .containsExactly("kept");
+  }
+
+  private static void rewriteCrc(MemoryRecords records) {
+    ByteBuffer buffer = records.buffer();
+    long crc =
+        org.apache.kafka.common.utils.Crc32C.compute(
+            buffer, ATTRIBUTES_OFFSET, buffer.limit() - ATTRIBUTES_OFFSET);
+    buffer.putInt(DefaultRecordBatch.CRC_OFFSET, (int) crc);
+  }
+
+  private static MemoryRecords concat(MemoryRecords records, int copies) {
+    ByteBuffer buffer = ByteBuffer.allocate(records.sizeInBytes() * copies);
+    for (int i = 0; i < copies; i++) {
+      buffer.put(records.buffer().duplicate());
+    }
+    return MemoryRecords.readableRecords(buffer.flip());
+  }
+
+  private static List<String> readAllValues(PartitionLog log) {
+    List<String> all = new ArrayList<>();
+    long offset = log.logStartOffset();
+    while (offset < log.logEndOffset()) {
+      LogReadInfo read = log.read(offset, Integer.MAX_VALUE, Long.MAX_VALUE);
+      all.addAll(values(read.records()));
+      offset = read.nextOffset();
+    }
+    return all;
+  }
+
+  private static MemoryRecords withTrailingBytes(MemoryRecords records, int extra) {
+    ByteBuffer buffer = ByteBuffer.allocate(records.sizeInBytes() + extra);
+    buffer.put(records.buffer().duplicate());
+    buffer.put(new byte[extra]).flip();
+    return MemoryRecords.readableRecords(buffer);
+  }
+
+  @Test
+  void idempotentSequencesMustFollowOnWithinAnEpoch() throws IOException {
+    // Given producer 7 at sequence 0-1; then 2 follows, a gap or an older epoch is refused.
+    PartitionLog log = open(Map.of());
+    log.append(idempotent(7, (short) 1, 0, T0, "a", "b"), 0);
+
+    assertThrows(
+        OutOfOrderSequenceException.class,
+        () -> log.append(idempotent(7, (short) 1, 5, T0, "gap"), 0));
+    assertThrows(
+        InvalidProducerEpochException.class,
+        () -> log.append(idempotent(7, (short) 0, 2, T0, "old"), 0));
+    assertThrows(
+        OutOfOrderSequenceException.class,
+        () -> log.append(idempotent(7, (short) 2, 3, T0, "bump"), 0));
+    log.append(idempotent(7, (short) 1, 2, T0, "c"), 0);
+    log.append(idempotent(7, (short) 2, 0, T0, "new-epoch"), 0);
+    log.append(idempotent(8, (short) 0, 40, T0, "unknown-producer"), 0);
+
+    assertThat(values(log.read(0, Integer.MAX_VALUE, Long.MAX_VALUE).records()))
+        .containsExactly("a", "b", "c", "new-epoch", "unknown-producer");
+  }
+
+  @Test
+  void logAppendTimeTopicsStampTheBrokerTime() throws IOException {
+    PartitionLog log = open(Map.of("message.timestamp.type", "LogAppendTime"));
+
+    LogAppendInfo info = log.append(batch(42, "a"), 0);
+
+    assertThat(info.logAppendTimeMs()).isEqualTo(T0);
+    RecordBatch stored = log.read(0, 1000, Long.MAX_VALUE).records().batches().iterator().next();
+    assertThat(stored.timestampType()).isEqualTo(TimestampType.LOG_APPEND_TIME);
+    assertThat(stored.maxTimestamp()).isEqualTo(T0);
+    stored.ensureValid();
+  }
+
+  @Test
+  void rollsOnSegmentBytesSegmentMsAndAFullIndex() throws IOException {
+    // segment.bytes: the third 1 KiB batch no longer fits 2.5 KiB.
+    PartitionLog bySize =
+        PartitionLog.open(
+            logDir.resolve("size-0"),
+            LogConfig.parse(Map.of("segment.bytes", "2500")),
+            LoadState.NEW,
+            services);
+    opened.add(bySize);
+    for (int i = 0; i < 3; i++) {
+      bySize.append(TestBatches.sized(1, 1000, T0), 0);
+    }
+    assertThat(bySize.numberOfSegments()).isEqualTo(2);
+    assertThat(Files.exists(bySize.dir().resolve("00000000000000000002.log"))).isTrue();
+
+    // segment.ms: a batch stamped later than the first by more than segment.ms starts a segment.
+    PartitionLog byTime =
+        PartitionLog.open(
+            logDir.resolve("time-0"),
+            LogConfig.parse(Map.of("segment.ms", "1000")),
+            LoadState.NEW,
+            services);
+    opened.add(byTime);
+    byTime.append(batch(T0, "a"), 0);
+    byTime.append(batch(T0 + 1000, "b"), 0);
+    assertThat(byTime.numberOfSegments()).isEqualTo(1);
+    byTime.append(batch(T0 + 1001, "c"), 0);
+    assertThat(byTime.numberOfSegments()).isEqualTo(2);
+
+    // A full index: room for two 8-byte entries, an entry after every batch.
+    PartitionLog byIndex =
+        PartitionLog.open(
+            logDir.resolve("index-0"),
+            LogConfig.parse(Map.of("segment.index.bytes", "24", "index.interval.bytes", "0")),
+            LoadState.NEW,
+            services);
+    opened.add(byIndex);
+    for (int i = 0; i < 6; i++) {
+      byIndex.append(batch(T0 + i, "r" + i), 0);
+    }
+    assertThat(byIndex.numberOfSegments()).isGreaterThan(1);
+    assertThat(values(byIndex.read(0, Integer.MAX_VALUE, Long.MAX_VALUE).records())).isNotEmpty();
+    for (long offset = 0; offset < 6; offset++) {
+      assertThat(offsets(byIndex.read(offset, 1, Long.MAX_VALUE).records()))
+          .first()
+          .isEqualTo(offset);
+    }
+  }
+
+  @Test
+  void truncateToRemovesWholeBatchesAndTheEpochsAfterThem() throws IOException {
+    // Given epochs 1 (offsets 0-3) and 2 (offsets 4-7) over several segments; when truncated to 5
+    // then the batch holding 5 (4-5) goes, with epoch 2.
+    PartitionLog log = open(Map.of("segment.bytes", "200"));
+    log.append(batch(T0, "a", "b"), 1);
+    log.append(batch(T0, "c", "d"), 1);
+    log.append(batch(T0, "e", "f"), 2);
+    log.append(batch(T0, "g", "h"), 2);
+    assertThat(log.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 4));
+
+    assertThat(log.truncateTo(5)).isTrue();
+
+    assertThat(log.logEndOffset()).isEqualTo(4);
+    assertThat(log.latestEpoch()).isEqualTo(1);
+    assertThat(log.endOffsetForEpoch(2)).isEqualTo(new EpochEndOffset(1, 4));
+    assertThat(readAllValues(log)).containsExactly("a", "b", "c", "d");
+    log.append(batch(T0, "i"), 3);
+    assertThat(log.endOffsetForEpoch(3)).isEqualTo(new EpochEndOffset(3, 5));
+    assertThat(log.truncateTo(100)).isFalse();
+    // The truncation survives a reopen, epochs included.
+    log.close();
+    opened.remove(log);
+    PartitionLog reopened = open(Map.of("segment.bytes", "200"), new LoadState(5, 0, true));
+    assertThat(reopened.logEndOffset()).isEqualTo(5);
+    assertThat(reopened.endOffsetForEpoch(2)).isEqualTo(new EpochEndOffset(1, 4));
+    assertThat(readAllValues(reopened)).containsExactly("a", "b", "c", "d", "i");
+  }
+
+  @Test
+  void truncateFullyAndStartAtEmptiesTheLog() throws IOException {
+    PartitionLog log = open(Map.of("segment.bytes", "200"));
+    log.append(batch(T0, "a", "b"), 1);
+    log.append(batch(T0, "c", "d"), 1);
+
+    log.truncateFullyAndStartAt(100);
+
+    assertThat(log.logStartOffset()).isEqualTo(100);
+    assertThat(log.logEndOffset()).isEqualTo(100);
+    assertThat(log.latestEpoch()).isEqualTo(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+    assertThat(log.numberOfSegments()).isEqualTo(1);
+    assertThat(log.append(batch(T0, "x"), 2).firstOffset()).isEqualTo(100);
+    assertThrows(OffsetOutOfRangeException.class, () -> log.read(0, 100, Long.MAX_VALUE));
+  }
+
+  @Test
+  void offsetForTimestampFindsTheFirstRecordAtOrAfterIt() throws IOException {
+    PartitionLog log = open(Map.of("segment.bytes", "300", "index.interval.bytes", "0"));
+    for (int i = 0; i < 20; i++) {
+      log.append(batch(T0 + i * 10, "r" + i), 0);
+    }
+
+    assertThat(log.offsetForTimestamp(T0 + 55).map(found -> found.offset)).contains(6L);
+    assertThat(log.offsetForTimestamp(T0 + 60).map(found -> found.offset)).contains(6L);
+    assertThat(log.offsetForTimestamp(0).map(found -> found.offset)).contains(0L);
+    assertThat(log.offsetForTimestamp(T0 + 191)).isEmpty();
+    TimestampAndOffset last = log.offsetForTimestamp(T0 + 190).orElseThrow();
+    assertThat(last.offset).isEqualTo(19);
+    assertThat(last.timestamp).isEqualTo(T0 + 190);
+  }
+
+  @Test
+  void retentionDeletesOldSegmentsButNeverTheActiveOne() throws IOException {
+    // Given 4 segments of one batch each, stamped T0..T0+3h; when time passes retention.ms
+    PartitionLog log = open(Map.of("segment.bytes", "100", "retention.ms", "7200000"));
+    for (int i = 0; i < 4; i++) {
+      log.append(batch(T0 + i * 3_600_000L, "r" + i), 0);
+    }
+    assertThat(log.numberOfSegments()).isEqualTo(4);
+    time.setCurrentTimeMs(T0 + 2 * 3_600_000L + 1);
+
+    assertThat(log.deleteOldSegments()).isEqualTo(1);
+    assertThat(log.logStartOffset()).isEqualTo(1);
+    time.setCurrentTimeMs(T0 + 100 * 3_600_000L);
+    assertThat(log.deleteOldSegments()).isEqualTo(2);
+
+    assertThat(log.numberOfSegments()).isEqualTo(1);
+    assertThat(log.logStartOffset()).isEqualTo(3);
+    assertThat(values(log.read(3, 1000, Long.MAX_VALUE).records())).containsExactly("r3");
+    assertThrows(OffsetOutOfRangeException.class, () -> log.read(2, 1000, Long.MAX_VALUE));
+  }
+
+  @Test
+  void retentionBytesKeepsTheNewestSegmentsWithinTheLimit() throws IOException {
+    PartitionLog log = open(Map.of("segment.bytes", "1100"));
+    int batchBytes = 0;
+    for (int i = 0; i < 5; i++) {
+      batchBytes = log.append(TestBatches.sized(1, 1000, T0), 0).sizeInBytes();
+    }
+    assertThat(log.numberOfSegments()).isEqualTo(5);
+    log.updateConfig(
+        LogConfig.parse(
+            Map.of("segment.bytes", "1100", "retention.bytes", String.valueOf(2 * batchBytes))));
+
+    assertThat(log.deleteOldSegments()).isEqualTo(3);
+
+    assertThat(log.sizeInBytes()).isEqualTo(2L * batchBytes);
+    assertThat(log.logStartOffset()).isEqualTo(3);
+  }
+
+  @Test
+  void deleteRecordsMovesTheLogStartOffsetAndDropsWholeSegments() throws IOException {
+    PartitionLog log = open(Map.of("segment.bytes", "200"));
+    for (int i = 0; i < 4; i++) {
+      log.append(batch(T0, "a" + i, "b" + i), 0);
+    }
+    int segmentsBefore = log.numberOfSegments();
+
+    assertThat(log.deleteRecordsBefore(5)).isEqualTo(5);
+
+    assertThat(log.numberOfSegments()).isLessThan(segmentsBefore);
+    assertThrows(OffsetOutOfRangeException.class, () -> log.read(4, 1000, Long.MAX_VALUE));
+    assertThat(offsets(log.read(5, 1000, Long.MAX_VALUE).records())).contains(5L);
+    assertThat(log.deleteRecordsBefore(2)).isEqualTo(5);
+    assertThrows(OffsetOutOfRangeException.class, () -> log.deleteRecordsBefore(9));
+  }
+
+  @Test
+  void flushMessagesMovesTheRecoveryPoint() throws IOException {
+    PartitionLog log = open(Map.of("flush.messages", "3"));
+    log.append(batch(T0, "a", "b"), 0);
+    assertThat(log.recoveryPoint()).isZero();
+
+    log.append(batch(T0, "c"), 0);
+
+    assertThat(log.recoveryPoint()).isEqualTo(3);
+  }
+
+  @Test
+  void flushMsFlushesOnTheNextAppendAfterTheInterval() throws IOException {
+    PartitionLog log = open(Map.of("flush.ms", "1000"));
+    log.append(batch(T0, "a"), 0);
+    assertThat(log.recoveryPoint()).isZero();
+    time.sleep(1000);
+
+    log.append(batch(T0, "b"), 0);
+
+    assertThat(log.recoveryPoint()).isEqualTo(2);
+  }
+
+  @Test
+  void rolledSegmentsAreFlushedSoTheRecoveryPointFollows() throws IOException {
+    PartitionLog log = open(Map.of("segment.bytes", "100"));
+    log.append(batch(T0, "a"), 0);
+    log.append(batch(T0, "b"), 0);
+
+    assertThat(log.recoveryPoint()).isEqualTo(1);
+  }
+
+  @Test
+  void aReopenedLogHasTheSameContentAndAcceptsAppends() throws IOException {
+    PartitionLog log = open(Map.of("segment.bytes", "300"));
+    for (int i = 0; i < 10; i++) {
+      log.append(batch(T0 + i, "r" + i), 1);
+    }
+    log.close();
+    opened.remove(log);
+
+    PartitionLog reopened = open(Map.of("segment.bytes", "300"), new LoadState(10, 0, true));
+    reopened.append(batch(T0, "r10"), 2);
+
+    assertThat(reopened.logEndOffset()).isEqualTo(11);
+    assertThat(readAllValues(reopened)).hasSize(11).startsWith("r0").endsWith("r10");
+    assertThat(reopened.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 10));
+  }
+
+  @Test
+  void missingOrDamagedIndexesAreRebuilt() throws IOException {
+    PartitionLog log = open(Map.of("segment.bytes", "300", "index.interval.bytes", "0"));
+    for (int i = 0; i < 10; i++) {
+      log.append(batch(T0 + i * 10, "r" + i), 1);
+    }
+    log.close();
+    opened.remove(log);
+    Path dir = log.dir();
+    Files.delete(dir.resolve("00000000000000000000.index"));
+    Files.write(dir.resolve("00000000000000000003.index"), new byte[] {0, 0, 0, 1, 0x7f, 0, 0, 0});
+
+    PartitionLog reopened =
+        open(
+            Map.of("segment.bytes", "300", "index.interval.bytes", "0"),
+            new LoadState(10, 0, true));
+
+    assertThat(Files.size(dir.resolve("00000000000000000000.index"))).isPositive();
+    for (long offset = 0; offset < 10; offset++) {
+      assertThat(offsets(reopened.read(offset, 1, Long.MAX_VALUE).records()))
+          .containsExactly(offset);
+    }
+    assertThat(reopened.offsetForTimestamp(T0 + 45).map(found -> found.offset)).contains(5L);
+  }
+
+  @Test
+  void invalidTopicConfigsAreRefusedWithTheirName() {
+    ConfigException e =
+        assertThrows(ConfigException.class, () -> LogConfig.parse(Map.of("retention.ms", "-2")));
+    assertThat(e.getMessage()).contains("retention.ms");
+    assertThrows(
+        ConfigException.class, () -> LogConfig.parse(Map.of("message.timestamp.type", "Later")));
+    assertThat(LogConfig.DEFAULTS.segmentBytes()).isEqualTo(1 << 30);
+    assertThat(LogConfig.DEFAULTS.maxMessageBytes()).isEqualTo(1048588);
+    assertThat(LogConfig.DEFAULTS.retentionMs()).isEqualTo(604800000L);
+  }
+}
