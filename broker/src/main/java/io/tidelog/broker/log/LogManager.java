@@ -4,6 +4,7 @@ import io.tidelog.broker.log.PartitionLog.LoadState;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -109,7 +110,12 @@ public final class LogManager implements AutoCloseable {
       FileChannel channel =
           FileChannel.open(
               dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-      FileLock lock = channel.tryLock();
+      FileLock lock;
+      try {
+        lock = channel.tryLock();
+      } catch (OverlappingFileLockException e) {
+        lock = null; // this very process holds it already
+      }
       if (lock == null) {
         channel.close();
         throw new IOException("another process holds " + dir.resolve(LOCK_FILE));

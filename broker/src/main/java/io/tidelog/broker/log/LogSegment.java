@@ -1,12 +1,12 @@
 package io.tidelog.broker.log;
 
-import io.tidelog.broker.log.OffsetIndex.OffsetPosition;
 import io.tidelog.broker.log.TimeIndex.TimestampOffset;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.FileLogInputStream.FileChannelRecordBatch;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.FileRecords.LogOffsetPosition;
@@ -153,16 +153,26 @@ final class LogSegment implements AutoCloseable {
     }
     int end = start.position;
     long nextOffset = startOffset;
+    boolean reachedLimit = false;
     for (FileChannelRecordBatch batch : log.batchesFrom(start.position)) {
       long lastOffset = batch.lastOffset();
       boolean first = end == start.position;
       if (lastOffset >= maxOffset
           || !first && end - start.position + batch.sizeInBytes() > maxBytes) {
+        reachedLimit = true;
         break;
+      }
+      if (!first && batch.baseOffset() < nextOffset) {
+        throw corrupt(batch.position(), "offset " + batch.baseOffset() + " after " + nextOffset);
       }
       verify(batch);
       end = batch.position() + batch.sizeInBytes();
       nextOffset = lastOffset + 1;
+    }
+    boolean roomForAnotherBatch =
+        maxBytes - (end - start.position) >= DefaultRecordBatch.RECORD_BATCH_OVERHEAD;
+    if (!reachedLimit && roomForAnotherBatch && nextOffset < maxOffset) {
+      checkReachedEnd(end);
     }
     int size = end - start.position;
     return Optional.of(
@@ -187,18 +197,53 @@ final class LogSegment implements AutoCloseable {
     }
   }
 
-  private static void checkStoredBatch(RecordBatch batch) {
+  private void checkStoredBatch(FileChannelRecordBatch batch) {
     if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
-      throw new CorruptRecordException(
-          "stored batch at offset " + batch.baseOffset() + " has magic " + batch.magic());
+      throw corrupt(batch.position(), "a batch with magic " + batch.magic());
     }
-    batch.ensureValid();
+    try {
+      batch.ensureValid();
+    } catch (CorruptRecordException e) {
+      throw corrupt(batch.position(), "a batch that fails its check (" + e.getMessage() + ")");
+    }
   }
 
-  /** The position of the first batch whose last offset is at least {@code offset}, or null. */
+  /**
+   * The position of the first batch whose last offset is at least {@code offset}, or null when the
+   * segment ends before it.
+   *
+   * @throws CorruptRecordException when a batch header claims more bytes than the file holds
+   */
   LogOffsetPosition translateOffset(long offset) {
-    OffsetPosition fromIndex = offsetIndex.lookup(offset);
-    return log.searchForOffsetFromPosition(offset, fromIndex.position());
+    int position = offsetIndex.lookup(offset).position();
+    for (FileChannelRecordBatch batch : log.batchesFrom(position)) {
+      if (batch.lastOffset() >= offset) {
+        return LogOffsetPosition.fromBatch(batch);
+      }
+      position = batch.position() + batch.sizeInBytes();
+    }
+    checkReachedEnd(position);
+    return null;
+  }
+
+  // Kafka's batch iterator stops quietly at a header whose length runs past the end of the file;
+  // anywhere but a torn tail (which recovery removed) that is corruption, not the end of the data.
+  private void checkReachedEnd(int position) {
+    if (position != log.sizeInBytes()) {
+      throw corrupt(position, "a batch whose length runs past the end of the file");
+    }
+  }
+
+  private CorruptRecordException corrupt(int position, String what) {
+    return new CorruptRecordException(
+        "Segment "
+            + baseOffset
+            + " ("
+            + logFile()
+            + ") holds "
+            + what
+            + " at position "
+            + position);
   }
 
   /**

@@ -1,0 +1,48 @@
+package io.tidelog.broker;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+
+/** The dependency directions of ARCHITECTURE.md and STYLE.md, checked on the compiled classes. */
+@AnalyzeClasses(
+    packages = "io.tidelog.broker",
+    importOptions = ImportOption.DoNotIncludeTests.class)
+class ArchitectureTest {
+
+  @ArchTest
+  static final ArchRule logIsPlainJava =
+      noClasses()
+          .that()
+          .resideInAPackage("io.tidelog.broker.log..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("io.vertx..")
+          .because("the storage engine is plain Java; the broker owns threads and contexts");
+
+  @ArchTest
+  static final ArchRule logDependsOnNoOtherBrokerPackage =
+      noClasses()
+          .that()
+          .resideInAPackage("io.tidelog.broker.log..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage(
+              "io.tidelog.broker.network..", "io.tidelog.broker.protocol..",
+              "io.tidelog.broker.replica..", "io.tidelog.broker.cluster..",
+              "io.tidelog.broker.group..", "io.tidelog.broker.metrics..")
+          .because("the log is the bottom layer");
+
+  @ArchTest
+  static final ArchRule logDoesNotKnowKafkaErrorCodes =
+      noClasses()
+          .that()
+          .resideOutsideOfPackage("io.tidelog.broker.protocol..")
+          .should()
+          .dependOnClassesThat()
+          .haveFullyQualifiedName("org.apache.kafka.common.protocol.Errors")
+          .because("protocol is the only place that maps exceptions to Kafka error codes");
+}
