@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import org.apache.kafka.common.errors.CorruptRecordException;
-import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.FileLogInputStream.FileChannelRecordBatch;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.FileRecords.LogOffsetPosition;
@@ -141,7 +140,11 @@ final class LogSegment implements AutoCloseable {
 
   /**
    * Reads whole batches from the one that holds {@code startOffset}, up to {@code maxBytes} (but
-   * always the first batch) and stopping before any batch that reaches {@code maxOffset}.
+   * always the first batch) and stopping before the batch that holds {@code maxOffset}; {@code
+   * Long.MAX_VALUE} means no bound within this segment.
+   *
+   * <p>The region's end is found with the offset index, so a read costs a few header reads rather
+   * than one per batch, except where batches still need their first CRC check.
    *
    * @return the region, possibly empty, or empty when {@code startOffset} lies past this segment
    * @throws CorruptRecordException when a batch in the region fails its checks
@@ -151,33 +154,55 @@ final class LogSegment implements AutoCloseable {
     if (start == null) {
       return Optional.empty();
     }
-    int end = start.position;
+    long limit =
+        Math.min((long) start.position + Math.max(maxBytes, start.size), log.sizeInBytes());
+    if (maxOffset != Long.MAX_VALUE) {
+      LogOffsetPosition bound = translateOffset(maxOffset);
+      if (bound != null) {
+        limit = Math.min(limit, bound.position);
+      }
+    }
+    RegionEnd region = wholeBatchesUpTo(start, startOffset, (int) limit);
+    int size = region.position() - start.position;
+    return Optional.of(
+        new LogReadInfo(log.slice(start.position, size), start.position, region.nextOffset()));
+  }
+
+  /**
+   * The end of the last whole batch that starts at or after {@code start} and ends by {@code
+   * limit}. Batches already verified are skipped by jumping to the index entry nearest the limit.
+   */
+  private RegionEnd wholeBatchesUpTo(LogOffsetPosition start, long startOffset, int limit) {
+    boolean verified = limit <= verifiedPrefixBytes || start.position >= appendedFromBytes;
+    int from =
+        verified ? Math.max(start.position, offsetIndex.floorPosition(limit)) : start.position;
+    int end = from;
     long nextOffset = startOffset;
-    boolean reachedLimit = false;
-    for (FileChannelRecordBatch batch : log.batchesFrom(start.position)) {
-      long lastOffset = batch.lastOffset();
-      boolean first = end == start.position;
-      if (lastOffset >= maxOffset
-          || !first && end - start.position + batch.sizeInBytes() > maxBytes) {
-        reachedLimit = true;
+    boolean exhausted = true;
+    for (FileChannelRecordBatch batch : log.batchesFrom(from)) {
+      int batchEnd = batch.position() + batch.sizeInBytes();
+      if (batchEnd > limit) {
+        if (end == from && from > start.position) {
+          nextOffset = batch.baseOffset();
+        }
+        exhausted = false;
         break;
       }
-      if (!first && batch.baseOffset() < nextOffset) {
+      if (end > from && batch.baseOffset() < nextOffset) {
         throw corrupt(batch.position(), "offset " + batch.baseOffset() + " after " + nextOffset);
       }
       verify(batch);
-      end = batch.position() + batch.sizeInBytes();
-      nextOffset = lastOffset + 1;
+      end = batchEnd;
+      nextOffset = batch.lastOffset() + 1;
     }
-    boolean roomForAnotherBatch =
-        maxBytes - (end - start.position) >= DefaultRecordBatch.RECORD_BATCH_OVERHEAD;
-    if (!reachedLimit && roomForAnotherBatch && nextOffset < maxOffset) {
+    if (exhausted && end < limit) {
       checkReachedEnd(end);
     }
-    int size = end - start.position;
-    return Optional.of(
-        new LogReadInfo(log.slice(start.position, size), start.position, nextOffset));
+    return new RegionEnd(end, nextOffset);
   }
+
+  /** Where a read region ends, and the offset after its last batch. */
+  private record RegionEnd(int position, long nextOffset) {}
 
   /** An empty region at the end of the file, for a read at or past the readable end. */
   LogReadInfo emptyRead(long nextOffset) {

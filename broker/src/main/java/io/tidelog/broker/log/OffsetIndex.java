@@ -52,6 +52,12 @@ final class OffsetIndex extends AbstractIndex {
     return slot < 0 ? new OffsetPosition(baseOffset(), 0) : entry(slot);
   }
 
+  /** The position of the last indexed batch that starts at or before {@code position}, else 0. */
+  int floorPosition(int position) {
+    int slot = largestSlotAtMost(position, this::positionAt);
+    return slot < 0 ? 0 : positionAt(slot);
+  }
+
   OffsetPosition lastEntry() {
     return entries() == 0 ? new OffsetPosition(baseOffset(), 0) : entry(entries() - 1);
   }

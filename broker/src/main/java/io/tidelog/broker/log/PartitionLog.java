@@ -381,7 +381,10 @@ public final class PartitionLog implements AutoCloseable {
     try {
       if (startOffset < upperOffset) {
         for (LogSegment segment : segments.tailMap(segments.floorKey(startOffset), true).values()) {
-          Optional<LogReadInfo> read = segment.read(startOffset, maxBytes, upperOffset);
+          Long nextBase = segments.higherKey(segment.baseOffset());
+          long segmentEnd = nextBase == null ? endOffset : nextBase;
+          long bound = upperOffset >= segmentEnd ? Long.MAX_VALUE : upperOffset;
+          Optional<LogReadInfo> read = segment.read(startOffset, maxBytes, bound);
           if (read.isPresent()) {
             return read.get();
           }
