@@ -328,6 +328,8 @@ public final class LogManager implements AutoCloseable {
         log.close();
       } catch (IOException e) {
         handleDirFailure(log.dir().getParent(), e);
+      } catch (KafkaStorageException e) {
+        // The log's directory failed while flushing and is offline now; close the others.
       }
     }
     try {

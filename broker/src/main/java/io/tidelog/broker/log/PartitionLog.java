@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.regex.Pattern;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.KafkaStorageException;
@@ -49,6 +50,8 @@ public final class PartitionLog implements AutoCloseable {
 
   /** Kafka's default {@code producer.id.expiration.ms}. */
   static final long PRODUCER_ID_EXPIRATION_MS = 24 * 60 * 60 * 1000L;
+
+  private static final Pattern SEGMENT_NAME = Pattern.compile("\\d{20}\\.log");
 
   private final TopicPartition topicPartition;
   private final Path dir;
@@ -138,8 +141,12 @@ public final class PartitionLog implements AutoCloseable {
             || name.endsWith(".swap")) {
           Files.delete(file);
         } else if (name.endsWith(LogSegment.LOG_SUFFIX)) {
-          long base =
-              Long.parseLong(name.substring(0, name.length() - LogSegment.LOG_SUFFIX.length()));
+          if (!SEGMENT_NAME.matcher(name).matches()) {
+            LOG.warn(
+                "{}: ignoring {}, which is not named by a 20-digit offset", topicPartition, file);
+            continue;
+          }
+          long base = Long.parseLong(name.substring(0, 20));
           if (!Files.exists(LogSegment.file(dir, base, LogSegment.INDEX_SUFFIX))
               || !Files.exists(LogSegment.file(dir, base, LogSegment.TIME_INDEX_SUFFIX))) {
             needIndexRebuild.add(base);

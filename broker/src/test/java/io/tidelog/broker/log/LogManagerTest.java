@@ -159,11 +159,13 @@ class LogManagerTest {
     Files.createDirectories(root.resolve("a/not-a-partition"));
     Files.write(root.resolve("a/events-0/00000000000000000000.log.deleted"), new byte[] {1});
     Files.write(root.resolve("a/events-0/00000000000000000077.index"), new byte[8]);
+    Files.write(root.resolve("a/events-0/notes.log"), new byte[] {1});
 
     try (LogManager manager = start()) {
       assertThat(manager.logs()).containsOnlyKeys(tp(0));
       assertThat(root.resolve("a/events-0/00000000000000000000.log.deleted")).doesNotExist();
       assertThat(root.resolve("a/events-0/00000000000000000077.index")).doesNotExist();
+      assertThat(manager.getLog(tp(0)).orElseThrow().logEndOffset()).isEqualTo(1);
     }
   }
 
