@@ -12,10 +12,12 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.KafkaException;
@@ -131,7 +133,7 @@ public final class PartitionLog implements AutoCloseable {
 
   private void load(LoadState state) throws IOException {
     long nowMs = services.time().milliseconds();
-    List<Long> needIndexRebuild = new ArrayList<>();
+    Set<Long> needIndexRebuild = new HashSet<>();
     try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
       for (Path file : files) {
         String name = file.getFileName().toString();
@@ -165,15 +167,14 @@ public final class PartitionLog implements AutoCloseable {
     if (!state.hadCleanShutdown() && firstToRecover == null) {
       firstToRecover = segments.firstKey();
     }
-    boolean recovered = false;
+    List<LogSegment> recovered = new ArrayList<>();
     for (LogSegment segment : new ArrayList<>(segments.values())) {
-      boolean mustRecover =
-          firstToRecover != null && segment.baseOffset() >= firstToRecover
-              || needIndexRebuild.contains(segment.baseOffset())
-              || !segment.indexesLookConsistent();
-      if (mustRecover) {
-        recovered = true;
-        if (recoverSegment(segment)) {
+      boolean unflushed = firstToRecover != null && segment.baseOffset() >= firstToRecover;
+      if (unflushed
+          || needIndexRebuild.contains(segment.baseOffset())
+          || !segment.indexesLookConsistent()) {
+        recovered.add(segment);
+        if (recoverSegment(segment, unflushed)) {
           break;
         }
       }
@@ -184,18 +185,34 @@ public final class PartitionLog implements AutoCloseable {
     logStartOffset = Math.min(Math.max(state.logStartOffset(), segments.firstKey()), logEndOffset);
     leaderEpochCache.truncateFromEnd(logEndOffset);
     leaderEpochCache.truncateFromStart(logStartOffset);
-    if (recovered) {
-      for (LogSegment segment : segments.values()) {
+    for (LogSegment segment : recovered) {
+      if (segments.get(segment.baseOffset()) == segment) {
         segment.flush();
       }
     }
     recoveryPoint = logEndOffset;
   }
 
-  /** Recovers one segment; returns whether it truncated, in which case later segments are gone. */
-  private boolean recoverSegment(LogSegment segment) throws IOException {
+  /**
+   * Recovers one segment. When it truncates a segment that held unflushed data, the log ends there:
+   * later segments cannot follow on and are deleted, and this returns true. A segment below the
+   * recovery point (recovered for its indexes) keeps the segments after it.
+   */
+  private boolean recoverSegment(LogSegment segment, boolean unflushed) throws IOException {
     RecoveryResult result = segment.recover();
     if (result.truncatedBytes() == 0) {
+      return false;
+    }
+    if (!unflushed) {
+      LOG.error(
+          "{}: truncated {} bytes from position {} of flushed segment {} at {}; offsets from {}"
+              + " to the next segment are lost",
+          topicPartition,
+          result.truncatedBytes(),
+          result.validBytes(),
+          segment.baseOffset(),
+          result.problem(),
+          result.nextOffset());
       return false;
     }
     List<LogSegment> later =
@@ -220,18 +237,19 @@ public final class PartitionLog implements AutoCloseable {
     return true;
   }
 
-  private long loadActiveTail(LogSegment active, boolean recovered) throws IOException {
+  private long loadActiveTail(LogSegment active, List<LogSegment> recovered) throws IOException {
     try {
       return active.loadTail();
     } catch (KafkaException e) {
-      if (recovered) {
+      if (recovered.contains(active)) {
         throw e;
       }
       LOG.warn(
           "{}: the active segment's tail is unreadable ({}); recovering it",
           topicPartition,
           e.toString());
-      recoverSegment(active);
+      recovered.add(active);
+      recoverSegment(active, true);
       return active.loadTail();
     }
   }

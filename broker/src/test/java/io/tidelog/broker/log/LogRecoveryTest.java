@@ -177,6 +177,33 @@ class LogRecoveryTest {
   }
 
   @Test
+  void rebuildingTheIndexOfADamagedFlushedSegmentKeepsTheSegmentsAfterIt() throws IOException {
+    // Given a cleanly closed log whose first segment lost its index and has a corrupt batch
+    Path dir;
+    try (PartitionLog log =
+        PartitionLog.open(logDir.resolve("t-0"), SMALL_SEGMENTS, LoadState.NEW, services)) {
+      for (int i = 0; i < 30; i++) {
+        log.append(batch(T0, "v" + i), 0);
+      }
+      dir = log.dir();
+    }
+    Path firstSegment = dir.resolve("00000000000000000000.log");
+    flipBit(firstSegment, batchStarts(firstSegment).get(5) + 40, 1);
+    Files.delete(dir.resolve("00000000000000000000.index"));
+
+    // When it is loaded, the rebuild truncates that segment at the damage
+    try (PartitionLog log =
+        PartitionLog.open(dir, SMALL_SEGMENTS, new LoadState(30, 0, true), services)) {
+      // Then the later segments, flushed and intact, are all still there
+      assertThat(log.logEndOffset()).isEqualTo(30);
+      assertThat(values(log.read(0, 100_000, Long.MAX_VALUE).records()))
+          .containsExactly("v0", "v1", "v2", "v3", "v4");
+      assertThat(values(log.read(29, 100_000, Long.MAX_VALUE).records())).containsExactly("v29");
+      assertThat(values(log.read(8, 100_000, Long.MAX_VALUE).records())).startsWith("v8");
+    }
+  }
+
+  @Test
   void aBatchLengthRunningPastTheFileIsCorruptionNotTheEnd() throws IOException {
     // Given a clean log whose first segment has a batch length overwritten with a huge value
     Path dir;
