@@ -9,17 +9,15 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -98,7 +96,7 @@ public class LogBenchmark {
     @TearDown(Level.Iteration)
     public void deleteLog() throws IOException {
       log.close();
-      deleteTree(log.dir().getParent());
+      Utils.delete(log.dir().getParent().toFile());
     }
   }
 
@@ -122,7 +120,7 @@ public class LogBenchmark {
     @TearDown(Level.Trial)
     public void delete() throws IOException {
       log.close();
-      deleteTree(log.dir().getParent());
+      Utils.delete(log.dir().getParent().toFile());
     }
   }
 
@@ -189,15 +187,5 @@ public class LogBenchmark {
     ByteBuffer direct = ByteBuffer.allocateDirect(records.sizeInBytes());
     direct.put(records.buffer().duplicate()).flip();
     return direct;
-  }
-
-  static void deleteTree(Path dir) throws IOException {
-    List<Path> paths;
-    try (Stream<Path> walk = Files.walk(dir)) {
-      paths = walk.sorted(Comparator.reverseOrder()).toList();
-    }
-    for (Path path : paths) {
-      Files.delete(path);
-    }
   }
 }

@@ -24,7 +24,7 @@ abstract class AbstractIndex implements AutoCloseable {
   private final int entrySize;
   private final long baseOffset;
   private final int maxIndexSizeBytes;
-  private Path file;
+  private final Path file;
   private MappedByteBuffer mmap;
   private int entries;
 
@@ -54,10 +54,6 @@ abstract class AbstractIndex implements AutoCloseable {
 
   final long baseOffset() {
     return baseOffset;
-  }
-
-  final Path file() {
-    return file;
   }
 
   final int entries() {
@@ -144,11 +140,6 @@ abstract class AbstractIndex implements AutoCloseable {
 
   final void flush() {
     mmap.force();
-  }
-
-  final void renameTo(Path target) throws IOException {
-    Files.move(file, target);
-    file = target;
   }
 
   @Override

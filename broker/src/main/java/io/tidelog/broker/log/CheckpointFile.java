@@ -28,10 +28,6 @@ final class CheckpointFile {
     this.file = file;
   }
 
-  Path file() {
-    return file;
-  }
-
   void write(List<String> entries) throws IOException {
     StringBuilder text = new StringBuilder();
     text.append(VERSION).append('\n').append(entries.size()).append('\n');

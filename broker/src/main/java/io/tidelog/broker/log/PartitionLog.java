@@ -619,10 +619,6 @@ public final class PartitionLog implements AutoCloseable {
     this.config = newConfig;
   }
 
-  public LogConfig config() {
-    return config;
-  }
-
   public TopicPartition topicPartition() {
     return topicPartition;
   }

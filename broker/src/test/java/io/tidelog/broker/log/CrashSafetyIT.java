@@ -9,8 +9,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
@@ -20,6 +18,7 @@ import java.util.stream.Stream;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -142,7 +141,7 @@ class CrashSafetyIT {
       assertThat(CrashAppender.firstOffsetOf(batchIndex)).isEqualTo(log.logEndOffset());
       return log.logEndOffset();
     } finally {
-      deleteTree(copy.getParent());
+      Utils.delete(copy.getParent().toFile());
     }
   }
 
@@ -157,16 +156,6 @@ class CrashSafetyIT {
       for (Path file : files.toList()) {
         Files.copy(file, to.resolve(file.getFileName()));
       }
-    }
-  }
-
-  private static void deleteTree(Path dir) throws IOException {
-    List<Path> paths;
-    try (Stream<Path> walk = Files.walk(dir)) {
-      paths = new ArrayList<>(walk.sorted(Comparator.reverseOrder()).toList());
-    }
-    for (Path path : paths) {
-      Files.delete(path);
     }
   }
 }

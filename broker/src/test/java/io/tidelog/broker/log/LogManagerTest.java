@@ -13,6 +13,7 @@ import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.utils.MockTime;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -105,7 +106,7 @@ class LogManagerTest {
       assertThat(alsoInB.dir().getParent()).isEqualTo(root.resolve("b"));
       // When the partition directory vanishes under the broker and the next roll cannot create
       // files
-      deleteTree(inB.dir());
+      Utils.delete(inB.dir().toFile());
       KafkaStorageException failure =
           assertThrows(
               KafkaStorageException.class,
@@ -167,14 +168,5 @@ class LogManagerTest {
       assertThat(root.resolve("a/events-0/00000000000000000077.index")).doesNotExist();
       assertThat(manager.getLog(tp(0)).orElseThrow().logEndOffset()).isEqualTo(1);
     }
-  }
-
-  private static void deleteTree(Path dir) throws IOException {
-    try (var files = Files.list(dir)) {
-      for (Path file : files.toList()) {
-        Files.delete(file);
-      }
-    }
-    Files.delete(dir);
   }
 }

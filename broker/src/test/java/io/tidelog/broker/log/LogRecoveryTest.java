@@ -2,6 +2,7 @@ package io.tidelog.broker.log;
 
 import static io.tidelog.broker.log.TestBatches.batch;
 import static io.tidelog.broker.log.TestBatches.offsets;
+import static io.tidelog.broker.log.TestBatches.readAllValues;
 import static io.tidelog.broker.log.TestBatches.values;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -22,6 +23,7 @@ import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.utils.MockTime;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -37,14 +39,27 @@ class LogRecoveryTest {
   private final LogServices services = new LogServices(time, Runnable::run, (dir, e) -> {});
 
   /** Appends {@code count} one-record batches and abandons the log as a killed process would. */
-  private Path writeAndCrash(int count) throws IOException {
+  /** A log holding {@code count} one-record batches "v0", "v1", ... over several segments. */
+  private PartitionLog writeBatches(int count) throws IOException {
     PartitionLog log =
         PartitionLog.open(logDir.resolve("t-0"), SMALL_SEGMENTS, LoadState.NEW, services);
     for (int i = 0; i < count; i++) {
       log.append(batch(T0, "v" + i), 0);
     }
+    return log;
+  }
+
+  /** Abandons the log as a killed process would: nothing flushed, no checkpoint. */
+  private Path writeAndCrash(int count) throws IOException {
+    PartitionLog log = writeBatches(count);
     log.markOffline();
     return log.dir();
+  }
+
+  private Path writeAndClose(int count) throws IOException {
+    try (PartitionLog log = writeBatches(count)) {
+      return log.dir();
+    }
   }
 
   private PartitionLog reopenAfterCrash(Path dir) throws IOException {
@@ -65,17 +80,6 @@ class LogRecoveryTest {
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
       channel.write(ByteBuffer.wrap(bytes), position);
     }
-  }
-
-  private static List<String> readAll(PartitionLog log) {
-    List<String> all = new ArrayList<>();
-    long offset = log.logStartOffset();
-    while (offset < log.logEndOffset()) {
-      LogReadInfo read = log.read(offset, Integer.MAX_VALUE, Long.MAX_VALUE);
-      all.addAll(values(read.records()));
-      offset = read.nextOffset();
-    }
-    return all;
   }
 
   private static List<String> expectedPrefix(int count) {
@@ -101,7 +105,7 @@ class LogRecoveryTest {
     PartitionLog log = reopenAfterCrash(dir);
 
     assertThat(Files.size(active)).isEqualTo(validSize);
-    assertThat(readAll(log)).isEqualTo(expectedPrefix(20));
+    assertThat(readAllValues(log)).isEqualTo(expectedPrefix(20));
     assertThat(log.append(batch(T0, "v20"), 0).firstOffset()).isEqualTo(20);
     log.close();
   }
@@ -131,11 +135,11 @@ class LogRecoveryTest {
       PartitionLog log = reopenAfterCrash(dir);
 
       assertThat(log.logEndOffset()).as("round %d", round).isLessThanOrEqualTo(firstOffsetOfVictim);
-      assertThat(readAll(log)).isEqualTo(expectedPrefix((int) log.logEndOffset()));
+      assertThat(readAllValues(log)).isEqualTo(expectedPrefix((int) log.logEndOffset()));
       assertThat(Files.size(active)).isEqualTo(batchStart);
       log.truncateFullyAndStartAt(0);
       log.close();
-      deleteTree(dir);
+      Utils.delete(dir.toFile());
     }
   }
 
@@ -170,7 +174,8 @@ class LogRecoveryTest {
       // and everything else keeps working: the batches before it, later segments, other partitions
       assertThat(values(log.read(0, 1, Long.MAX_VALUE).records())).containsExactly("v0");
       assertThat(values(log.read(29, 100_000, Long.MAX_VALUE).records())).containsExactly("v29");
-      assertThat(readAll(manager.getLog(healthy).orElseThrow())).isEqualTo(expectedPrefix(30));
+      assertThat(readAllValues(manager.getLog(healthy).orElseThrow()))
+          .isEqualTo(expectedPrefix(30));
       assertThat(log.append(batch(T0, "v30"), 0).firstOffset()).isEqualTo(30);
       assertThat(manager.offlineDirs()).isEmpty();
     }
@@ -179,14 +184,7 @@ class LogRecoveryTest {
   @Test
   void rebuildingTheIndexOfADamagedFlushedSegmentKeepsTheSegmentsAfterIt() throws IOException {
     // Given a cleanly closed log whose first segment lost its index and has a corrupt batch
-    Path dir;
-    try (PartitionLog log =
-        PartitionLog.open(logDir.resolve("t-0"), SMALL_SEGMENTS, LoadState.NEW, services)) {
-      for (int i = 0; i < 30; i++) {
-        log.append(batch(T0, "v" + i), 0);
-      }
-      dir = log.dir();
-    }
+    Path dir = writeAndClose(30);
     Path firstSegment = dir.resolve("00000000000000000000.log");
     flipBit(firstSegment, batchStarts(firstSegment).get(5) + 40, 1);
     Files.delete(dir.resolve("00000000000000000000.index"));
@@ -206,14 +204,7 @@ class LogRecoveryTest {
   @Test
   void aBatchLengthRunningPastTheFileIsCorruptionNotTheEnd() throws IOException {
     // Given a clean log whose first segment has a batch length overwritten with a huge value
-    Path dir;
-    try (PartitionLog log =
-        PartitionLog.open(logDir.resolve("t-0"), SMALL_SEGMENTS, LoadState.NEW, services)) {
-      for (int i = 0; i < 20; i++) {
-        log.append(batch(T0, "v" + i), 0);
-      }
-      dir = log.dir();
-    }
+    Path dir = writeAndClose(20);
     Path firstSegment = dir.resolve("00000000000000000000.log");
     writeAt(
         firstSegment,
@@ -268,14 +259,5 @@ class LogRecoveryTest {
       one.put(0, (byte) (one.get(0) ^ (1 << bit)));
       channel.write(one.rewind(), position);
     }
-  }
-
-  private static void deleteTree(Path dir) throws IOException {
-    try (var files = Files.list(dir)) {
-      for (Path file : files.toList()) {
-        Files.delete(file);
-      }
-    }
-    Files.delete(dir);
   }
 }

@@ -3,6 +3,7 @@ package io.tidelog.broker.log;
 import static io.tidelog.broker.log.TestBatches.batch;
 import static io.tidelog.broker.log.TestBatches.idempotent;
 import static io.tidelog.broker.log.TestBatches.offsets;
+import static io.tidelog.broker.log.TestBatches.readAllValues;
 import static io.tidelog.broker.log.TestBatches.values;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -229,17 +230,6 @@ class PartitionLogTest {
       buffer.put(records.buffer().duplicate());
     }
     return MemoryRecords.readableRecords(buffer.flip());
-  }
-
-  private static List<String> readAllValues(PartitionLog log) {
-    List<String> all = new ArrayList<>();
-    long offset = log.logStartOffset();
-    while (offset < log.logEndOffset()) {
-      LogReadInfo read = log.read(offset, Integer.MAX_VALUE, Long.MAX_VALUE);
-      all.addAll(values(read.records()));
-      offset = read.nextOffset();
-    }
-    return all;
   }
 
   private static MemoryRecords withTrailingBytes(MemoryRecords records, int extra) {

@@ -68,6 +68,18 @@ final class TestBatches {
     return values;
   }
 
+  /** Every value from the log start offset to the log end offset, read segment by segment. */
+  static List<String> readAllValues(PartitionLog log) {
+    List<String> all = new ArrayList<>();
+    long offset = log.logStartOffset();
+    while (offset < log.logEndOffset()) {
+      LogReadInfo read = log.read(offset, Integer.MAX_VALUE, Long.MAX_VALUE);
+      all.addAll(values(read.records()));
+      offset = read.nextOffset();
+    }
+    return all;
+  }
+
   static List<Long> offsets(Records records) {
     List<Long> offsets = new ArrayList<>();
     for (Record record : records.records()) {
