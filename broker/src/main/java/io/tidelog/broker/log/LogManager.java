@@ -159,6 +159,9 @@ public final class LogManager implements AutoCloseable {
     try (DirectoryStream<Path> children = Files.newDirectoryStream(dir, Files::isDirectory)) {
       for (Path child : children) {
         String name = child.getFileName().toString();
+        if (name.startsWith(".")) {
+          continue; // not a partition: hidden directories belong to other parts of the broker
+        }
         TopicPartition tp;
         try {
           tp = PartitionLog.parseTopicPartition(name);

@@ -1,0 +1,183 @@
+package io.tidelog.broker;
+
+import io.tidelog.broker.cluster.LocalMetadataStore;
+import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.config.BrokerConfig;
+import io.tidelog.broker.config.BrokerConfig.Listener;
+import io.tidelog.broker.log.LogConfig;
+import io.tidelog.broker.log.LogManager;
+import io.tidelog.broker.network.SocketServer;
+import io.tidelog.broker.protocol.BrokerApis;
+import io.tidelog.broker.protocol.FetchHandler;
+import io.tidelog.broker.protocol.ListOffsetsHandler;
+import io.tidelog.broker.protocol.MetadataHandler;
+import io.tidelog.broker.protocol.ProduceHandler;
+import io.tidelog.broker.protocol.ProducerIdHandler;
+import io.tidelog.broker.protocol.RequestDispatcher;
+import io.tidelog.broker.protocol.TopicAdminHandler;
+import io.tidelog.broker.replica.ReplicaManager;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Tidelog broker: the log manager, the partitions' storage shards, the Kafka listener and the
+ * health endpoints. {@code main} runs it in the foreground from a {@code server.properties} file.
+ */
+public final class Broker implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+
+  /** Kafka's {@code log.retention.check.interval.ms} default. */
+  private static final long RETENTION_CHECK_INTERVAL_MS = 300_000;
+
+  /** Kafka's {@code log.flush.offset.checkpoint.interval.ms} default. */
+  private static final long CHECKPOINT_INTERVAL_MS = 60_000;
+
+  private static final long START_TIMEOUT_SECONDS = 60;
+
+  private final Vertx vertx;
+  private final MetadataStore metadata;
+  private final LogManager logManager;
+  private final ReplicaManager replicas;
+  private final ExecutorService metadataExecutor;
+  private SocketServer server;
+  private HttpServer http;
+  private volatile boolean ready;
+
+  private Broker(
+      Vertx vertx, MetadataStore metadata, LogManager logManager, ReplicaManager replicas) {
+    this.vertx = vertx;
+    this.metadata = metadata;
+    this.logManager = logManager;
+    this.replicas = replicas;
+    this.metadataExecutor =
+        Executors.newSingleThreadExecutor(r -> new Thread(r, "tidelog-metadata"));
+  }
+
+  public static Broker start(BrokerConfig config) throws Exception {
+    Path metadataDir = config.logDirs().get(0).resolve(".tidelog-metadata");
+    MetadataStore metadata = LocalMetadataStore.open(metadataDir);
+    LogManager logManager =
+        LogManager.start(
+            config.logDirs(),
+            topic -> topicConfig(config, metadata, topic),
+            config.numRecoveryThreadsPerDataDir(),
+            Time.SYSTEM);
+    ReplicaManager replicas =
+        new ReplicaManager(logManager, metadata, config.topicDefaults(), config.numIoThreads());
+    Broker broker = new Broker(Vertx.vertx(), metadata, logManager, replicas);
+    broker.listen(config);
+    return broker;
+  }
+
+  private static LogConfig topicConfig(BrokerConfig config, MetadataStore metadata, String topic) {
+    Map<String, String> merged = new HashMap<>(config.topicDefaults());
+    metadata.topic(topic).ifPresent(t -> merged.putAll(t.configs()));
+    merged.keySet().retainAll(LogConfig.CONFIG_DEF.names());
+    return LogConfig.parse(merged);
+  }
+
+  private void listen(BrokerConfig config) throws Exception {
+    TopicAdminHandler topics = new TopicAdminHandler(config, metadata, replicas, metadataExecutor);
+    BrokerApis apis =
+        new BrokerApis(
+            new MetadataHandler(config, metadata, topics),
+            new ProduceHandler(replicas),
+            new FetchHandler(replicas, vertx),
+            new ListOffsetsHandler(replicas),
+            topics,
+            new ProducerIdHandler(metadata, metadataExecutor));
+    server = new SocketServer(vertx, new RequestDispatcher(apis), config.socketRequestMaxBytes());
+    Listener listener = config.listeners().get(0);
+    await(server.listen(listener.host(), listener.port()));
+    http =
+        vertx
+            .createHttpServer()
+            .requestHandler(
+                request -> {
+                  switch (request.path()) {
+                    case "/healthz" -> request.response().end("ok");
+                    case "/readyz" ->
+                        request
+                            .response()
+                            .setStatusCode(ready ? 200 : 503)
+                            .end(ready ? "ready" : "starting");
+                    default -> request.response().setStatusCode(404).end();
+                  }
+                });
+    await(http.listen(config.httpPort(), listener.host()));
+    vertx.setPeriodic(RETENTION_CHECK_INTERVAL_MS, id -> replicas.runLogMaintenance());
+    vertx.setPeriodic(
+        CHECKPOINT_INTERVAL_MS, id -> metadataExecutor.execute(logManager::checkpoint));
+    ready = true;
+    LOG.info(
+        "Broker {} serves Kafka on {}:{} and health on port {}",
+        config.nodeId(),
+        listener.host(),
+        listener.port(),
+        config.httpPort());
+  }
+
+  private static <T> T await(Future<T> future) throws Exception {
+    return future
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+  }
+
+  /** Stops taking requests, lets the shards finish, then closes the logs cleanly. */
+  @Override
+  public void close() throws Exception {
+    ready = false;
+    if (server != null) {
+      await(server.close());
+    }
+    if (http != null) {
+      await(http.close());
+    }
+    replicas.close();
+    metadataExecutor.shutdown();
+    metadataExecutor.awaitTermination(30, TimeUnit.SECONDS);
+    logManager.close();
+    metadata.close();
+    await(vertx.close());
+  }
+
+  /** Runs a broker in the foreground: {@code Broker --config server.properties}. */
+  public static void main(String[] args) throws Exception {
+    if (args.length != 2 || !args[0].equals("--config")) {
+      System.err.println("usage: tidelog broker --config <server.properties>");
+      System.exit(2);
+    }
+    BrokerConfig config;
+    try {
+      config = BrokerConfig.load(Path.of(args[1]), System.getenv());
+    } catch (ConfigException e) {
+      System.err.println("Invalid configuration in " + args[1] + ": " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    Broker broker = start(config);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    broker.close();
+                  } catch (Exception e) {
+                    LOG.error("Shutdown failed", e);
+                  }
+                },
+                "tidelog-shutdown"));
+  }
+}

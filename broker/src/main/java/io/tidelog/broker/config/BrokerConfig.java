@@ -1,0 +1,314 @@
+package io.tidelog.broker.config;
+
+import static org.apache.kafka.common.config.ConfigDef.Importance.HIGH;
+import static org.apache.kafka.common.config.ConfigDef.Importance.LOW;
+import static org.apache.kafka.common.config.ConfigDef.Importance.MEDIUM;
+import static org.apache.kafka.common.config.ConfigDef.NO_DEFAULT_VALUE;
+import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
+import static org.apache.kafka.common.config.ConfigDef.Range.between;
+import static org.apache.kafka.common.config.ConfigDef.Type.BOOLEAN;
+import static org.apache.kafka.common.config.ConfigDef.Type.INT;
+import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
+import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
+
+import io.tidelog.broker.log.LogConfig;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.TopicConfig;
+
+/**
+ * The broker's settings, under Kafka's {@code server.properties} names and defaults, from a file
+ * plus environment overrides ({@code TIDELOG_LOG_DIRS=/data} sets {@code log.dirs}).
+ *
+ * <p>The {@code log.*} keys are the defaults of the topic configs of the same meaning; {@link
+ * #topicDefaults()} maps them onto {@link LogConfig}'s topic-level names, as Kafka does.
+ */
+public final class BrokerConfig {
+  public static final String NODE_ID = "node.id";
+  public static final String LISTENERS = "listeners";
+  public static final String ADVERTISED_LISTENERS = "advertised.listeners";
+  public static final String LOG_DIRS = "log.dirs";
+  public static final String NUM_PARTITIONS = "num.partitions";
+  public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
+  public static final String AUTO_CREATE_TOPICS_ENABLE = "auto.create.topics.enable";
+  public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+  public static final String NUM_RECOVERY_THREADS_PER_DATA_DIR =
+      "num.recovery.threads.per.data.dir";
+  public static final String NUM_IO_THREADS = "num.io.threads";
+  public static final String CLUSTER_ID = "cluster.id";
+  public static final String BROKER_RACK = "broker.rack";
+
+  /** Tidelog's own: the HTTP port of {@code /healthz} and {@code /readyz}; 0 picks a free one. */
+  public static final String HTTP_PORT = "tidelog.http.port";
+
+  private static final String ENV_PREFIX = "TIDELOG_";
+
+  /** Broker key to the topic config it sets the default of. */
+  private static final Map<String, String> LOG_DEFAULTS =
+      Map.of(
+          "log.segment.bytes", TopicConfig.SEGMENT_BYTES_CONFIG,
+          "log.roll.ms", TopicConfig.SEGMENT_MS_CONFIG,
+          "log.index.size.max.bytes", TopicConfig.SEGMENT_INDEX_BYTES_CONFIG,
+          "log.index.interval.bytes", TopicConfig.INDEX_INTERVAL_BYTES_CONFIG,
+          "message.max.bytes", TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
+          "log.retention.ms", TopicConfig.RETENTION_MS_CONFIG,
+          "log.retention.bytes", TopicConfig.RETENTION_BYTES_CONFIG,
+          "log.flush.interval.messages", TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG,
+          "log.flush.interval.ms", TopicConfig.FLUSH_MS_CONFIG,
+          "log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG);
+
+  public static final ConfigDef CONFIG_DEF = definitions();
+
+  private final Map<String, Object> values;
+  private final Map<String, String> topicDefaults;
+
+  private BrokerConfig(Map<String, Object> values, Map<String, String> topicDefaults) {
+    this.values = values;
+    this.topicDefaults = topicDefaults;
+  }
+
+  private static ConfigDef definitions() {
+    ConfigDef def =
+        new ConfigDef()
+            .define(NODE_ID, INT, NO_DEFAULT_VALUE, atLeast(0), HIGH, "The broker's id.")
+            .define(
+                LISTENERS,
+                LIST,
+                "PLAINTEXT://127.0.0.1:9092",
+                HIGH,
+                "Where the broker listens, as name://host:port.")
+            .define(
+                ADVERTISED_LISTENERS,
+                LIST,
+                null,
+                HIGH,
+                "Where clients reach the broker; defaults to the listeners.")
+            .define(
+                LOG_DIRS, LIST, NO_DEFAULT_VALUE, HIGH, "The directories of the partition logs.")
+            .define(
+                NUM_PARTITIONS, INT, 1, atLeast(1), MEDIUM, "Partitions of an auto-created topic.")
+            .define(
+                DEFAULT_REPLICATION_FACTOR,
+                INT,
+                1,
+                atLeast(1),
+                MEDIUM,
+                "Replication factor of an auto-created topic.")
+            .define(
+                AUTO_CREATE_TOPICS_ENABLE,
+                BOOLEAN,
+                true,
+                MEDIUM,
+                "Create a topic when a client asks for its metadata.")
+            .define(
+                SOCKET_REQUEST_MAX_BYTES,
+                INT,
+                100 * 1024 * 1024,
+                atLeast(1),
+                MEDIUM,
+                "The largest request frame; a larger one closes the connection.")
+            .define(
+                NUM_RECOVERY_THREADS_PER_DATA_DIR,
+                INT,
+                1,
+                atLeast(1),
+                LOW,
+                "Threads per log directory that load logs at start.")
+            .define(
+                NUM_IO_THREADS,
+                INT,
+                8,
+                between(1, 256),
+                MEDIUM,
+                "Storage shards: ordered threads that own the partitions' logs.")
+            .define(CLUSTER_ID, STRING, "tidelog", MEDIUM, "The cluster id reported to clients.")
+            .define(BROKER_RACK, STRING, null, LOW, "The broker's rack.")
+            .define(
+                HTTP_PORT,
+                INT,
+                8080,
+                between(0, 65535),
+                MEDIUM,
+                "The port of /healthz and /readyz.");
+    LogConfig.CONFIG_DEF
+        .configKeys()
+        .forEach(
+            (topicKey, key) -> {
+              String brokerKey = brokerKeyOf(topicKey);
+              if (brokerKey != null) {
+                def.define(
+                    brokerKey,
+                    key.type,
+                    key.defaultValue,
+                    key.validator,
+                    key.importance,
+                    key.documentation);
+              }
+            });
+    def.define(
+        "log.retention.hours",
+        INT,
+        null,
+        LOW,
+        "retention.ms in hours, when log.retention.ms is unset.");
+    return def;
+  }
+
+  private static String brokerKeyOf(String topicKey) {
+    return LOG_DEFAULTS.entrySet().stream()
+        .filter(e -> e.getValue().equals(topicKey))
+        .map(Map.Entry::getKey)
+        .findFirst()
+        .orElse(null);
+  }
+
+  /**
+   * Reads {@code file} (Java properties) and applies {@code TIDELOG_*} variables from {@code env}
+   * on top.
+   *
+   * @throws ConfigException naming the key when a key is unknown or a value invalid
+   */
+  public static BrokerConfig load(Path file, Map<String, String> env) throws IOException {
+    Properties properties = new Properties();
+    try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      properties.load(reader);
+    }
+    Map<String, String> raw = new HashMap<>();
+    properties
+        .stringPropertyNames()
+        .forEach(key -> raw.put(key, properties.getProperty(key).trim()));
+    env.forEach(
+        (name, value) -> {
+          if (name.startsWith(ENV_PREFIX) && name.length() > ENV_PREFIX.length()) {
+            raw.put(name.substring(ENV_PREFIX.length()).toLowerCase().replace('_', '.'), value);
+          }
+        });
+    return parse(raw);
+  }
+
+  /**
+   * @throws ConfigException naming the key when a key is unknown or a value invalid
+   */
+  public static BrokerConfig parse(Map<String, String> raw) {
+    for (String key : raw.keySet()) {
+      if (!CONFIG_DEF.names().contains(key)) {
+        throw new ConfigException("Unknown broker config '" + key + "'");
+      }
+    }
+    Map<String, Object> values = CONFIG_DEF.parse(raw);
+    Map<String, String> topicDefaults = new HashMap<>();
+    LOG_DEFAULTS.forEach(
+        (brokerKey, topicKey) -> {
+          if (raw.containsKey(brokerKey)) {
+            topicDefaults.put(topicKey, raw.get(brokerKey));
+          }
+        });
+    if (!raw.containsKey("log.retention.ms") && values.get("log.retention.hours") != null) {
+      topicDefaults.put(
+          TopicConfig.RETENTION_MS_CONFIG,
+          String.valueOf((Integer) values.get("log.retention.hours") * 3_600_000L));
+    }
+    LogConfig.parse(topicDefaults);
+    return new BrokerConfig(values, Map.copyOf(topicDefaults));
+  }
+
+  public int nodeId() {
+    return (Integer) values.get(NODE_ID);
+  }
+
+  public List<Listener> listeners() {
+    return Listener.parseAll(LISTENERS, list(LISTENERS));
+  }
+
+  public List<Listener> advertisedListeners() {
+    List<String> advertised = list(ADVERTISED_LISTENERS);
+    return advertised == null ? listeners() : Listener.parseAll(ADVERTISED_LISTENERS, advertised);
+  }
+
+  public List<Path> logDirs() {
+    return list(LOG_DIRS).stream().map(Path::of).toList();
+  }
+
+  public int numPartitions() {
+    return (Integer) values.get(NUM_PARTITIONS);
+  }
+
+  public int defaultReplicationFactor() {
+    return (Integer) values.get(DEFAULT_REPLICATION_FACTOR);
+  }
+
+  public boolean autoCreateTopicsEnable() {
+    return (Boolean) values.get(AUTO_CREATE_TOPICS_ENABLE);
+  }
+
+  public int socketRequestMaxBytes() {
+    return (Integer) values.get(SOCKET_REQUEST_MAX_BYTES);
+  }
+
+  public int numRecoveryThreadsPerDataDir() {
+    return (Integer) values.get(NUM_RECOVERY_THREADS_PER_DATA_DIR);
+  }
+
+  public int numIoThreads() {
+    return (Integer) values.get(NUM_IO_THREADS);
+  }
+
+  public String clusterId() {
+    return (String) values.get(CLUSTER_ID);
+  }
+
+  public String rack() {
+    return (String) values.get(BROKER_RACK);
+  }
+
+  public int httpPort() {
+    return (Integer) values.get(HTTP_PORT);
+  }
+
+  /** The topic configs that the broker's {@code log.*} keys set, under topic-level names. */
+  public Map<String, String> topicDefaults() {
+    return topicDefaults;
+  }
+
+  @SuppressWarnings("unchecked")
+  private List<String> list(String key) {
+    return (List<String>) values.get(key);
+  }
+
+  /** A listener, {@code NAME://host:port}; only PLAINTEXT is served for now. */
+  public record Listener(String name, String host, int port) {
+    static List<Listener> parseAll(String key, List<String> specs) {
+      return specs.stream().map(spec -> parse(key, spec)).toList();
+    }
+
+    static Listener parse(String key, String spec) {
+      int scheme = spec.indexOf("://");
+      int colon = spec.lastIndexOf(':');
+      if (scheme <= 0 || colon <= scheme + 2) {
+        throw new ConfigException(key, spec, "expected NAME://host:port");
+      }
+      String name = spec.substring(0, scheme);
+      if (!name.equals("PLAINTEXT")) {
+        throw new ConfigException(key, spec, "only PLAINTEXT listeners are supported");
+      }
+      try {
+        int port = Integer.parseInt(spec.substring(colon + 1));
+        if (port < 0 || port > 65535) {
+          throw new ConfigException(key, spec, "port out of range");
+        }
+        return new Listener(name, spec.substring(scheme + 3, colon), port);
+      } catch (NumberFormatException e) {
+        throw new ConfigException(key, spec, "the port is not a number");
+      }
+    }
+  }
+}

@@ -1,0 +1,10 @@
+package io.tidelog.broker.protocol;
+
+/** The handlers of the APIs a broker serves. */
+public record BrokerApis(
+    MetadataHandler metadata,
+    ProduceHandler produce,
+    FetchHandler fetch,
+    ListOffsetsHandler listOffsets,
+    TopicAdminHandler topics,
+    ProducerIdHandler producerIds) {}

@@ -1,0 +1,179 @@
+package io.tidelog.broker.protocol;
+
+import io.tidelog.broker.replica.PartitionRead;
+import io.tidelog.broker.replica.ReplicaManager;
+import io.vertx.core.Vertx;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchRequestData.FetchPartition;
+import org.apache.kafka.common.message.FetchRequestData.FetchTopic;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
+import org.apache.kafka.common.message.FetchResponseData.PartitionData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+
+/**
+ * Fetch, as full requests (session id 0): every requested partition is answered. Partitions are
+ * read in request order within {@code max.bytes} and each one's {@code partition_max_bytes}; the
+ * first batch is returned even when larger (KIP-74). Records go out as file regions.
+ *
+ * <p>Long poll: when fewer than {@code min.bytes} are available, the response waits for the next
+ * append to any requested partition, or {@code max.wait.ms}, and reads once more.
+ */
+public final class FetchHandler {
+  private final ReplicaManager replicas;
+  private final Vertx vertx;
+
+  public FetchHandler(ReplicaManager replicas, Vertx vertx) {
+    this.replicas = replicas;
+    this.vertx = vertx;
+  }
+
+  CompletableFuture<FetchResponse> handle(RequestHeader header, AbstractRequest request) {
+    FetchRequestData data = ((FetchRequest) request).data();
+    List<TopicPartition> partitions = new ArrayList<>();
+    data.topics()
+        .forEach(
+            t ->
+                t.partitions()
+                    .forEach(p -> partitions.add(new TopicPartition(t.topic(), p.partition()))));
+    CompletableFuture<Void> appended = new CompletableFuture<>();
+    Runnable waiter = () -> appended.complete(null);
+    boolean mayWait = data.maxWaitMs() > 0 && data.minBytes() > 0;
+    if (mayWait) {
+      replicas.awaitAppend(partitions, waiter);
+    }
+    return readAll(data, header)
+        .thenCompose(
+            first -> {
+              if (!mayWait || first.bytes() >= data.minBytes() || first.hasError()) {
+                return CompletableFuture.completedFuture(first);
+              }
+              long timer = vertx.setTimer(data.maxWaitMs(), id -> appended.complete(null));
+              return appended.thenCompose(
+                  v -> {
+                    vertx.cancelTimer(timer);
+                    return readAll(data, header);
+                  });
+            })
+        .whenComplete(
+            (result, e) -> {
+              if (mayWait) {
+                replicas.cancelWait(partitions, waiter);
+              }
+            })
+        .thenApply(
+            result ->
+                FetchResponse.of(
+                    new FetchResponseData()
+                        .setErrorCode(Errors.NONE.code())
+                        .setSessionId(0)
+                        .setResponses(result.topics())));
+  }
+
+  private CompletableFuture<FetchResult> readAll(FetchRequestData data, RequestHeader header) {
+    FetchResult result = new FetchResult(new ArrayList<>(), data.maxBytes());
+    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    for (FetchTopic topic : data.topics()) {
+      FetchableTopicResponse topicResponse = new FetchableTopicResponse().setTopic(topic.topic());
+      result.topics().add(topicResponse);
+      for (FetchPartition partition : topic.partitions()) {
+        TopicPartition tp = new TopicPartition(topic.topic(), partition.partition());
+        chain =
+            chain
+                .thenCompose(v -> readOne(tp, partition, result, header))
+                .thenAccept(topicResponse.partitions()::add);
+      }
+    }
+    return chain.thenApply(v -> result);
+  }
+
+  private CompletableFuture<PartitionData> readOne(
+      TopicPartition tp, FetchPartition partition, FetchResult result, RequestHeader header) {
+    PartitionData response = new PartitionData().setPartitionIndex(tp.partition());
+    int budget = Math.min(partition.partitionMaxBytes(), result.remainingBytes());
+    CompletableFuture<PartitionData> read;
+    if (budget <= 0) {
+      read =
+          replicas
+              .offsets(tp)
+              .thenApply(
+                  offsets ->
+                      response
+                          .setHighWatermark(offsets[1])
+                          .setLastStableOffset(offsets[1])
+                          .setLogStartOffset(offsets[0])
+                          .setRecords(MemoryRecords.EMPTY));
+    } else {
+      read =
+          replicas
+              .read(tp, partition.fetchOffset(), budget)
+              .thenApply(r -> withRecords(response, r, result));
+    }
+    return read.exceptionally(
+        e -> {
+          result.markError();
+          return response
+              .setErrorCode(ErrorMapping.errorOf(e, header).code())
+              .setHighWatermark(FetchResponse.INVALID_HIGH_WATERMARK)
+              .setRecords(MemoryRecords.EMPTY);
+        });
+  }
+
+  private static PartitionData withRecords(
+      PartitionData response, PartitionRead read, FetchResult result) {
+    int bytes = read.read().records().sizeInBytes();
+    result.add(bytes);
+    return response
+        .setErrorCode(Errors.NONE.code())
+        .setHighWatermark(read.highWatermark())
+        .setLastStableOffset(read.highWatermark())
+        .setLogStartOffset(read.logStartOffset())
+        .setRecords(read.read().records());
+  }
+
+  /** The responses so far, and the bytes they hold against the request's {@code max.bytes}. */
+  private static final class FetchResult {
+    private final List<FetchableTopicResponse> topics;
+    private final int maxBytes;
+    private int bytes;
+    private boolean hasError;
+
+    FetchResult(List<FetchableTopicResponse> topics, int maxBytes) {
+      this.topics = topics;
+      this.maxBytes = maxBytes;
+    }
+
+    List<FetchableTopicResponse> topics() {
+      return topics;
+    }
+
+    int bytes() {
+      return bytes;
+    }
+
+    int remainingBytes() {
+      return maxBytes - bytes;
+    }
+
+    boolean hasError() {
+      return hasError;
+    }
+
+    void add(int readBytes) {
+      bytes += readBytes;
+    }
+
+    void markError() {
+      hasError = true;
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package io.tidelog.broker.protocol;
+
+import io.tidelog.broker.replica.ReplicaManager;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
+import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.message.ProduceResponseData.PartitionProduceResponse;
+import org.apache.kafka.common.message.ProduceResponseData.TopicProduceResponse;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+
+/**
+ * Produce: each partition's batches go to the partition's shard, which validates and appends them.
+ * With one broker, {@code acks=1} and {@code acks=all} both complete once the append has returned;
+ * {@code acks=0} gets no response (the dispatcher drops it).
+ */
+public final class ProduceHandler {
+  private final ReplicaManager replicas;
+
+  public ProduceHandler(ReplicaManager replicas) {
+    this.replicas = replicas;
+  }
+
+  CompletableFuture<ProduceResponse> handle(RequestHeader header, AbstractRequest request) {
+    ProduceRequest produce = (ProduceRequest) request;
+    List<CompletableFuture<Void>> appends = new ArrayList<>();
+    ProduceResponseData data = new ProduceResponseData();
+    for (TopicProduceData topic : produce.data().topicData()) {
+      TopicProduceResponse topicResponse = new TopicProduceResponse().setName(topic.name());
+      data.responses().add(topicResponse);
+      for (PartitionProduceData partition : topic.partitionData()) {
+        PartitionProduceResponse response =
+            new PartitionProduceResponse().setIndex(partition.index());
+        topicResponse.partitionResponses().add(response);
+        TopicPartition tp = new TopicPartition(topic.name(), partition.index());
+        if (!(partition.records() instanceof MemoryRecords records)) {
+          response.setErrorCode(Errors.CORRUPT_MESSAGE.code());
+          continue;
+        }
+        appends.add(
+            replicas
+                .append(tp, records)
+                .handle(
+                    (info, e) -> {
+                      if (e != null) {
+                        response
+                            .setErrorCode(ErrorMapping.errorOf(e, header).code())
+                            .setErrorMessage(ErrorMapping.messageOf(e))
+                            .setBaseOffset(-1);
+                      } else {
+                        response
+                            .setErrorCode(Errors.NONE.code())
+                            .setBaseOffset(info.firstOffset())
+                            .setLogAppendTimeMs(info.logAppendTimeMs());
+                      }
+                      return null;
+                    }));
+      }
+    }
+    return CompletableFuture.allOf(appends.toArray(CompletableFuture[]::new))
+        .thenApply(v -> new ProduceResponse(data));
+  }
+}

@@ -1,0 +1,114 @@
+package io.tidelog.broker.protocol;
+
+import io.tidelog.broker.network.RequestProcessor;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.nio.ByteBuffer;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.network.Send;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
+
+/**
+ * Decodes a request frame with kafka-clients' generated message classes, hands it to the handler of
+ * its API, and encodes the response. Runs on the connection's event loop; handlers return futures
+ * and never block it.
+ *
+ * <p>An ApiVersions request of an unknown version gets a v0 response with {@code
+ * UNSUPPORTED_VERSION}, as Kafka does, so the client can retry with a version it shares. Any other
+ * request the broker does not serve, or cannot parse, closes the connection.
+ */
+public final class RequestDispatcher implements RequestProcessor {
+  private static final int HEADER_PEEK_BYTES = 8;
+  private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
+
+  /** Serves one API. */
+  @FunctionalInterface
+  interface ApiHandler {
+    CompletableFuture<? extends AbstractResponse> handle(
+        RequestHeader header, AbstractRequest request);
+  }
+
+  public RequestDispatcher(BrokerApis apis) {
+    handlers.put(
+        ApiKeys.API_VERSIONS,
+        (h, r) ->
+            CompletableFuture.completedFuture(
+                new ApiVersionsResponse(SupportedApis.apiVersions(Errors.NONE))));
+    handlers.put(ApiKeys.METADATA, apis.metadata()::handle);
+    handlers.put(ApiKeys.PRODUCE, apis.produce()::handle);
+    handlers.put(ApiKeys.FETCH, apis.fetch()::handle);
+    handlers.put(ApiKeys.LIST_OFFSETS, apis.listOffsets()::handle);
+    handlers.put(ApiKeys.CREATE_TOPICS, apis.topics()::create);
+    handlers.put(ApiKeys.DELETE_TOPICS, apis.topics()::delete);
+    handlers.put(ApiKeys.INIT_PRODUCER_ID, apis.producerIds()::handle);
+  }
+
+  @Override
+  public Future<Optional<Send>> process(ByteBuffer frame, String connectionId) {
+    if (frame.remaining() < HEADER_PEEK_BYTES) {
+      return Future.failedFuture(
+          "a " + frame.remaining() + "-byte frame cannot hold a request header");
+    }
+    short apiId = frame.getShort(0);
+    short version = frame.getShort(2);
+    int correlationId = frame.getInt(4);
+    if (!ApiKeys.hasId(apiId)) {
+      return Future.failedFuture("unknown API key " + apiId);
+    }
+    ApiKeys api = ApiKeys.forId(apiId);
+    if (!SupportedApis.isServed(api, version)) {
+      if (api == ApiKeys.API_VERSIONS) {
+        ApiVersionsResponse response =
+            new ApiVersionsResponse(SupportedApis.apiVersions(Errors.UNSUPPORTED_VERSION));
+        return Future.succeededFuture(
+            Optional.of(response.toSend(new ResponseHeader(correlationId, (short) 0), (short) 0)));
+      }
+      return Future.failedFuture(api + " v" + version + " is not served");
+    }
+    RequestHeader header;
+    AbstractRequest request;
+    try {
+      header = RequestHeader.parse(frame);
+      request = AbstractRequest.parseRequest(api, version, new ByteBufferAccessor(frame)).request;
+    } catch (RuntimeException e) {
+      return Future.failedFuture("malformed " + api + " v" + version + " request: " + e);
+    }
+    CompletableFuture<AbstractResponse> response;
+    try {
+      response = handlers.get(api).handle(header, request).thenApply(r -> (AbstractResponse) r);
+    } catch (RuntimeException e) {
+      response = CompletableFuture.failedFuture(e);
+    }
+    response =
+        response.exceptionally(
+            e -> request.getErrorResponse(0, ErrorMapping.unwrap(errorLogged(e, header))));
+    Context context = Vertx.currentContext();
+    return Future.fromCompletionStage(response, context)
+        .map(
+            r ->
+                expectsNoResponse(request)
+                    ? Optional.empty()
+                    : Optional.of(r.toSend(header.toResponseHeader(), version)));
+  }
+
+  private static Throwable errorLogged(Throwable e, RequestHeader header) {
+    ErrorMapping.errorOf(e, header);
+    return e;
+  }
+
+  private static boolean expectsNoResponse(AbstractRequest request) {
+    return request instanceof ProduceRequest produce && produce.acks() == 0;
+  }
+}

@@ -1,0 +1,54 @@
+package io.tidelog.broker.protocol;
+
+import java.util.EnumMap;
+import java.util.Map;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersionCollection;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+
+/**
+ * The APIs and versions the broker serves, and advertises in ApiVersions: exactly what works.
+ * Ranges stay within what kafka-clients (pinned in the parent POM) can parse.
+ */
+final class SupportedApis {
+  /**
+   * Produce v0-2 are advertised, as Kafka does, so that librdkafka keeps compressing; they are
+   * refused.
+   */
+  static final short PRODUCE_MIN_SERVED = 3;
+
+  private static final Map<ApiKeys, short[]> RANGES = new EnumMap<>(ApiKeys.class);
+
+  static {
+    RANGES.put(ApiKeys.API_VERSIONS, new short[] {0, 4});
+    RANGES.put(ApiKeys.METADATA, new short[] {0, 12});
+    RANGES.put(ApiKeys.PRODUCE, new short[] {0, 12});
+    RANGES.put(ApiKeys.FETCH, new short[] {4, 12});
+    RANGES.put(ApiKeys.LIST_OFFSETS, new short[] {1, 6});
+    RANGES.put(ApiKeys.CREATE_TOPICS, new short[] {2, 7});
+    RANGES.put(ApiKeys.DELETE_TOPICS, new short[] {1, 6});
+    RANGES.put(ApiKeys.INIT_PRODUCER_ID, new short[] {0, 5});
+  }
+
+  private SupportedApis() {}
+
+  static boolean isServed(ApiKeys api, short version) {
+    short[] range = RANGES.get(api);
+    short min = api == ApiKeys.PRODUCE ? PRODUCE_MIN_SERVED : range == null ? 0 : range[0];
+    return range != null && version >= min && version <= range[1];
+  }
+
+  static ApiVersionsResponseData apiVersions(Errors error) {
+    ApiVersionCollection versions = new ApiVersionCollection();
+    RANGES.forEach(
+        (api, range) ->
+            versions.add(
+                new ApiVersion()
+                    .setApiKey(api.id)
+                    .setMinVersion(range[0])
+                    .setMaxVersion(range[1])));
+    return new ApiVersionsResponseData().setErrorCode(error.code()).setApiKeys(versions);
+  }
+}

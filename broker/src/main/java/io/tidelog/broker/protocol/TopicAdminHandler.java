@@ -1,0 +1,228 @@
+package io.tidelog.broker.protocol;
+
+import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.TopicMetadata;
+import io.tidelog.broker.config.BrokerConfig;
+import io.tidelog.broker.log.LogConfig;
+import io.tidelog.broker.replica.ReplicaManager;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
+import org.apache.kafka.common.message.DeleteTopicsRequestData.DeleteTopicState;
+import org.apache.kafka.common.message.DeleteTopicsResponseData;
+import org.apache.kafka.common.message.DeleteTopicsResponseData.DeletableTopicResult;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DeleteTopicsRequest;
+import org.apache.kafka.common.requests.DeleteTopicsResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+
+/**
+ * CreateTopics and DeleteTopics, and the topic creation that Metadata's auto-create uses. Metadata
+ * writes run on {@code metadataExecutor}, one at a time, never on the event loop.
+ */
+public final class TopicAdminHandler {
+  /** Topic configs stored now and honoured once replication (issue #4) arrives. */
+  private static final Set<String> STORED_CONFIGS =
+      Set.of(
+          TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG,
+          TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG);
+
+  private final BrokerConfig brokerConfig;
+  private final MetadataStore metadata;
+  private final ReplicaManager replicas;
+  private final Executor metadataExecutor;
+  private final int brokerCount = 1;
+
+  public TopicAdminHandler(
+      BrokerConfig brokerConfig,
+      MetadataStore metadata,
+      ReplicaManager replicas,
+      Executor metadataExecutor) {
+    this.brokerConfig = brokerConfig;
+    this.metadata = metadata;
+    this.replicas = replicas;
+    this.metadataExecutor = metadataExecutor;
+  }
+
+  CompletableFuture<CreateTopicsResponse> create(RequestHeader header, AbstractRequest request) {
+    CreateTopicsRequest create = (CreateTopicsRequest) request;
+    boolean validateOnly = create.data().validateOnly();
+    List<CompletableFuture<CreatableTopicResult>> results = new ArrayList<>();
+    for (CreatableTopic topic : create.data().topics()) {
+      Map<String, String> configs = new HashMap<>();
+      topic.configs().forEach(c -> configs.put(c.name(), c.value()));
+      results.add(
+          createTopic(
+                  topic.name(),
+                  topic.numPartitions(),
+                  topic.replicationFactor(),
+                  configs,
+                  !topic.assignments().isEmpty(),
+                  validateOnly)
+              .handle(
+                  (created, e) -> {
+                    CreatableTopicResult result = new CreatableTopicResult().setName(topic.name());
+                    if (e != null) {
+                      return result
+                          .setErrorCode(ErrorMapping.errorOf(e, header).code())
+                          .setErrorMessage(ErrorMapping.messageOf(e));
+                    }
+                    return result
+                        .setTopicId(created.topicId())
+                        .setNumPartitions(created.partitions())
+                        .setReplicationFactor((short) 1);
+                  }));
+    }
+    return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v -> {
+              CreateTopicsResponseData data = new CreateTopicsResponseData();
+              results.forEach(r -> data.topics().add(r.join()));
+              return new CreateTopicsResponse(data);
+            });
+  }
+
+  /** Validates and creates a topic; -1 partitions or replication factor mean the broker default. */
+  CompletableFuture<TopicMetadata> createTopic(
+      String name,
+      int partitions,
+      short replicationFactor,
+      Map<String, String> configs,
+      boolean manualAssignment,
+      boolean validateOnly) {
+    int partitionCount = partitions == -1 ? brokerConfig.numPartitions() : partitions;
+    int replication =
+        replicationFactor == -1 ? brokerConfig.defaultReplicationFactor() : replicationFactor;
+    try {
+      Topic.validate(name);
+      if (manualAssignment) {
+        throw new InvalidRequestException("Manual replica assignment is not supported yet");
+      }
+      if (partitionCount <= 0) {
+        throw new InvalidPartitionsException(
+            "Number of partitions must be positive, not " + partitions);
+      }
+      if (replication <= 0 || replication > brokerCount) {
+        throw new InvalidReplicationFactorException(
+            "Replication factor "
+                + replication
+                + " is not between 1 and the "
+                + brokerCount
+                + " available broker(s)");
+      }
+      validateConfigs(configs);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (validateOnly) {
+      return CompletableFuture.completedFuture(
+          new TopicMetadata(name, org.apache.kafka.common.Uuid.ZERO_UUID, partitionCount, configs));
+    }
+    return CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return metadata.createTopic(name, partitionCount, configs);
+              } catch (IOException e) {
+                throw new UncheckedIOException(e);
+              }
+            },
+            metadataExecutor)
+        .thenCompose(topic -> replicas.createLogs(topic).thenApply(v -> topic));
+  }
+
+  private void validateConfigs(Map<String, String> configs) {
+    for (Map.Entry<String, String> config : configs.entrySet()) {
+      String key = config.getKey();
+      boolean known =
+          LogConfig.CONFIG_DEF.names().contains(key)
+              || STORED_CONFIGS.contains(key)
+              || key.equals(TopicConfig.CLEANUP_POLICY_CONFIG);
+      if (!known) {
+        throw new InvalidConfigurationException("Unknown topic config '" + key + "'");
+      }
+      if (key.equals(TopicConfig.CLEANUP_POLICY_CONFIG)
+          && !TopicConfig.CLEANUP_POLICY_DELETE.equals(config.getValue())) {
+        throw new InvalidConfigurationException(
+            "cleanup.policy=" + config.getValue() + " is not supported yet; only delete is");
+      }
+    }
+    Map<String, String> merged = new HashMap<>(replicas.topicDefaults());
+    configs.forEach(
+        (key, value) -> {
+          if (LogConfig.CONFIG_DEF.names().contains(key)) {
+            merged.put(key, value);
+          }
+        });
+    try {
+      LogConfig.parse(merged);
+    } catch (ConfigException e) {
+      throw new InvalidConfigurationException(e.getMessage());
+    }
+  }
+
+  CompletableFuture<DeleteTopicsResponse> delete(RequestHeader header, AbstractRequest request) {
+    DeleteTopicsRequest delete = (DeleteTopicsRequest) request;
+    List<CompletableFuture<DeletableTopicResult>> results = new ArrayList<>();
+    for (DeleteTopicState state : delete.topics()) {
+      String name = state.name();
+      CompletableFuture<TopicMetadata> deleted =
+          CompletableFuture.supplyAsync(
+                  () -> {
+                    TopicMetadata topic =
+                        metadata
+                            .topic(name)
+                            .orElseThrow(
+                                () ->
+                                    new UnknownTopicOrPartitionException(
+                                        "Topic '" + name + "' does not exist"));
+                    try {
+                      metadata.deleteTopic(name);
+                    } catch (IOException e) {
+                      throw new UncheckedIOException(e);
+                    }
+                    return topic;
+                  },
+                  metadataExecutor)
+              .thenCompose(
+                  topic -> replicas.deleteLogs(name, topic.partitions()).thenApply(v -> topic));
+      results.add(
+          deleted.handle(
+              (topic, e) -> {
+                DeletableTopicResult result = new DeletableTopicResult().setName(name);
+                if (e != null) {
+                  return result
+                      .setErrorCode(ErrorMapping.errorOf(e, header).code())
+                      .setErrorMessage(ErrorMapping.messageOf(e));
+                }
+                return result.setTopicId(topic.topicId()).setErrorCode(Errors.NONE.code());
+              }));
+    }
+    return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v -> {
+              DeleteTopicsResponseData data = new DeleteTopicsResponseData();
+              results.forEach(r -> data.responses().add(r.join()));
+              return new DeleteTopicsResponse(data);
+            });
+  }
+}

@@ -1,0 +1,219 @@
+package io.tidelog.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** A single broker judged by the real kafka-clients producer, consumer and Admin. */
+class KafkaClientsIT {
+  @TempDir static Path logDir;
+  static TestBroker broker;
+  static Admin admin;
+
+  @BeforeAll
+  static void start() throws Exception {
+    broker = TestBroker.start(logDir, Map.of("auto.create.topics.enable", "false"));
+    admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap()));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    admin.close();
+    broker.close();
+  }
+
+  private static KafkaProducer<byte[], byte[]> producer(String acks, String compression) {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
+    p.put(ProducerConfig.ACKS_CONFIG, acks);
+    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
+    p.put(
+        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+        String.valueOf(!acks.equals("0") && !acks.equals("1")));
+    p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, String.valueOf(2 * 1024 * 1024));
+    return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  private static KafkaConsumer<byte[], byte[]> consumer() {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    return new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+  }
+
+  private static List<ConsumerRecord<byte[], byte[]>> readAll(TopicPartition tp, int expected) {
+    List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (records.size() < expected && System.nanoTime() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      }
+    }
+    return records;
+  }
+
+  private static void createTopic(String name, int partitions) throws Exception {
+    admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+  }
+
+  @ParameterizedTest(name = "acks={0} compression={1}")
+  @CsvSource({"all,none", "1,gzip", "all,snappy", "all,lz4", "-1,zstd", "0,none"})
+  void whatIsProducedIsConsumedInOrder(String acks, String compression) throws Exception {
+    // Given a topic; when 500 records with keys, headers and null values are produced
+    String topic = "orders-" + compression + "-" + acks.replace("-", "m");
+    createTopic(topic, 1);
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (KafkaProducer<byte[], byte[]> producer = producer(acks, compression)) {
+      for (int i = 0; i < 500; i++) {
+        byte[] value = i % 50 == 7 ? null : ("value-" + i).getBytes(StandardCharsets.UTF_8);
+        ProducerRecord<byte[], byte[]> record =
+            new ProducerRecord<>(topic, 0, ("key-" + i).getBytes(StandardCharsets.UTF_8), value);
+        record.headers().add("h", new byte[] {(byte) i});
+        producer.send(record);
+      }
+      producer.flush();
+    }
+
+    // Then a consumer reads all of them back, in order, intact
+    List<ConsumerRecord<byte[], byte[]>> records = readAll(tp, 500);
+    assertThat(records).hasSize(500);
+    for (int i = 0; i < 500; i++) {
+      ConsumerRecord<byte[], byte[]> record = records.get(i);
+      assertThat(record.offset()).isEqualTo(i);
+      assertThat(new String(record.key(), StandardCharsets.UTF_8)).isEqualTo("key-" + i);
+      if (i % 50 == 7) {
+        assertThat(record.value()).isNull();
+      } else {
+        assertThat(new String(record.value(), StandardCharsets.UTF_8)).isEqualTo("value-" + i);
+      }
+      assertThat(record.headers().lastHeader("h").value()).containsExactly((byte) i);
+    }
+  }
+
+  @Test
+  void oneMibRecordsRoundTrip() throws Exception {
+    createTopic("big", 1);
+    byte[] big = new byte[1024 * 1024 - 512];
+    big[12345] = 42;
+    try (KafkaProducer<byte[], byte[]> producer = producer("all", "none")) {
+      RecordMetadata first = producer.send(new ProducerRecord<>("big", big)).get();
+      RecordMetadata second = producer.send(new ProducerRecord<>("big", big)).get();
+      assertThat(second.offset()).isEqualTo(first.offset() + 1);
+    }
+    List<ConsumerRecord<byte[], byte[]>> records = readAll(new TopicPartition("big", 0), 2);
+    assertThat(records).hasSize(2);
+    assertThat(records.get(1).value()).isEqualTo(big);
+  }
+
+  @Test
+  void seekAndOffsetsForTimesAndListOffsets() throws Exception {
+    createTopic("times", 3);
+    TopicPartition tp = new TopicPartition("times", 2);
+    long t0 = 1_700_000_000_000L;
+    try (KafkaProducer<byte[], byte[]> producer = producer("all", "none")) {
+      for (int i = 0; i < 100; i++) {
+        producer.send(
+            new ProducerRecord<>(
+                "times", 2, t0 + i * 1000L, null, ("v" + i).getBytes(StandardCharsets.UTF_8)));
+      }
+      producer.flush();
+    }
+
+    try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
+      consumer.assign(List.of(tp));
+      var found = consumer.offsetsForTimes(Map.of(tp, t0 + 41_500L)).get(tp);
+      assertThat(found.offset()).isEqualTo(42);
+      assertThat(found.timestamp()).isEqualTo(t0 + 42_000L);
+      assertThat(consumer.endOffsets(List.of(tp))).containsEntry(tp, 100L);
+      assertThat(consumer.beginningOffsets(List.of(tp))).containsEntry(tp, 0L);
+      consumer.seek(tp, 90);
+      List<ConsumerRecord<byte[], byte[]>> tail = new ArrayList<>();
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (tail.size() < 10 && System.nanoTime() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(tail::add);
+      }
+      assertThat(tail)
+          .extracting(ConsumerRecord::offset)
+          .containsExactly(90L, 91L, 92L, 93L, 94L, 95L, 96L, 97L, 98L, 99L);
+      consumer.seekToEnd(List.of(tp));
+      assertThat(consumer.position(tp)).isEqualTo(100);
+    }
+    var latest = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp);
+    var earliest = admin.listOffsets(Map.of(tp, OffsetSpec.earliest())).all().get().get(tp);
+    assertThat(latest.offset()).isEqualTo(100);
+    assertThat(earliest.offset()).isZero();
+  }
+
+  @Test
+  void adminCreatesDescribesAndDeletesTopics() throws Exception {
+    createTopic("admin-topic", 4);
+
+    var description =
+        admin.describeTopics(List.of("admin-topic")).allTopicNames().get().get("admin-topic");
+    assertThat(description.partitions()).hasSize(4);
+    assertThat(description.topicId()).isNotNull();
+    assertThat(admin.listTopics().names().get()).contains("admin-topic");
+
+    ExecutionException exists =
+        assertThrows(ExecutionException.class, () -> createTopic("admin-topic", 1));
+    assertThat(exists).hasCauseInstanceOf(TopicExistsException.class);
+    ExecutionException badName =
+        assertThrows(ExecutionException.class, () -> createTopic("bad/name", 1));
+    assertThat(badName).hasCauseInstanceOf(InvalidTopicException.class);
+    ExecutionException badRf =
+        assertThrows(
+            ExecutionException.class,
+            () -> admin.createTopics(List.of(new NewTopic("rf3", 1, (short) 3))).all().get());
+    assertThat(badRf).hasCauseInstanceOf(InvalidReplicationFactorException.class);
+    ExecutionException badConfig =
+        assertThrows(
+            ExecutionException.class,
+            () ->
+                admin
+                    .createTopics(
+                        List.of(
+                            new NewTopic("cfg", 1, (short) 1)
+                                .configs(Map.of("retention.ms", "-7"))))
+                    .all()
+                    .get());
+    assertThat(badConfig).hasCauseInstanceOf(InvalidConfigurationException.class);
+
+    admin.deleteTopics(List.of("admin-topic")).all().get();
+    assertThat(admin.listTopics().names().get()).doesNotContain("admin-topic");
+    assertThat(logDir.resolve("admin-topic-0")).doesNotExist();
+  }
+}
