@@ -41,7 +41,7 @@ final class KafkaConnection {
     this.writer = new SocketWriter(socket);
     this.parser = RecordParser.newFixed(SIZE_PREFIX_BYTES, socket);
     parser.handler(this::onBytes);
-    parser.exceptionHandler(e -> close("read failed: " + e));
+    parser.exceptionHandler(this::onReadFailure);
     socket.closeHandler(v -> closed = true);
     socket.drainHandler(v -> maybeResume());
   }
@@ -69,6 +69,16 @@ final class KafkaConnection {
     response.onComplete(done -> writeCompleted());
     if (inFlight.size() >= IN_FLIGHT_MAX) {
       parser.pause();
+    }
+  }
+
+  private void onReadFailure(Throwable e) {
+    if (e instanceof IOException) {
+      LOG.debug("Connection {} failed: {}", id, e.toString()); // the client went away
+      closed = true;
+      socket.close();
+    } else {
+      close("read failed: " + e);
     }
   }
 

@@ -50,7 +50,18 @@ public final class ListOffsetsHandler {
       }
     }
     return CompletableFuture.allOf(lookups.toArray(CompletableFuture[]::new))
-        .thenApply(v -> new ListOffsetsResponse(data));
+        .thenApply(
+            v -> {
+              if (header.apiVersion() < 4) { // the leader epoch field exists from v4 on
+                data.topics()
+                    .forEach(
+                        t ->
+                            t.partitions()
+                                .forEach(
+                                    p -> p.setLeaderEpoch(RecordBatch.NO_PARTITION_LEADER_EPOCH)));
+              }
+              return new ListOffsetsResponse(data);
+            });
   }
 
   private CompletableFuture<Void> lookup(

@@ -1,0 +1,110 @@
+package io.tidelog.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** A local cluster run by {@code bin/tidelog dev}, as a user runs it. */
+final class DevCluster implements AutoCloseable {
+  static final Path REPO =
+      Path.of(System.getProperty("tidelog.repo", "..")).toAbsolutePath().normalize();
+  private static final long COMMAND_TIMEOUT_S = 120;
+
+  final Path dir;
+  final int port;
+
+  DevCluster(Path dir) throws IOException {
+    this.dir = dir;
+    this.port = freePortPair();
+  }
+
+  String up() throws Exception {
+    Result result = run("up", "--port", String.valueOf(port));
+    assertThat(result.exitCode()).as("dev up: %s", result.output()).isZero();
+    return result.output().strip();
+  }
+
+  Result down() throws Exception {
+    return run("down");
+  }
+
+  Result status() throws Exception {
+    return run("status");
+  }
+
+  long pid() throws IOException {
+    return Long.parseLong(Files.readString(dir.resolve("broker-0/pid")).strip());
+  }
+
+  Path dataDir() {
+    return dir.resolve("broker-0/data");
+  }
+
+  /** Kills the broker with SIGKILL and waits until it is gone. */
+  void kill() throws Exception {
+    ProcessHandle broker = ProcessHandle.of(pid()).orElseThrow();
+    broker.destroyForcibly();
+    broker.onExit().get(30, TimeUnit.SECONDS);
+  }
+
+  Result run(String... devArgs) throws Exception {
+    List<String> command = new ArrayList<>(List.of(REPO.resolve("bin/tidelog").toString(), "dev"));
+    command.add(devArgs[0]);
+    command.add("--dir");
+    command.add(dir.toString());
+    command.addAll(List.of(devArgs).subList(1, devArgs.length));
+    return exec(command);
+  }
+
+  static Result exec(List<String> command) throws Exception {
+    return exec(command, Path.of("/dev/null"));
+  }
+
+  /** Runs {@code command} with {@code stdin} as its input; stderr goes to the test's output. */
+  static Result exec(List<String> command, Path stdin) throws Exception {
+    Process process =
+        new ProcessBuilder(command)
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .redirectInput(stdin.toFile())
+            .start();
+    boolean exited = process.waitFor(COMMAND_TIMEOUT_S, TimeUnit.SECONDS);
+    if (!exited) {
+      process.destroyForcibly();
+      throw new AssertionError(command + " did not finish in " + COMMAND_TIMEOUT_S + " s");
+    }
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    return new Result(process.exitValue(), output);
+  }
+
+  /** A free port whose health port (port + 1000) is free too. */
+  private static int freePortPair() throws IOException {
+    for (int attempt = 0; attempt < 50; attempt++) {
+      int port;
+      try (ServerSocket socket = new ServerSocket(0)) {
+        port = socket.getLocalPort();
+      }
+      if (port + 1000 < 65536) {
+        try (ServerSocket health = new ServerSocket(port + 1000)) {
+          return port;
+        } catch (IOException taken) {
+          // try another
+        }
+      }
+    }
+    throw new IOException("no free pair of ports found");
+  }
+
+  @Override
+  public void close() throws Exception {
+    down();
+  }
+
+  record Result(int exitCode, String output) {}
+}
