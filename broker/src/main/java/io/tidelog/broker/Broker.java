@@ -2,15 +2,18 @@ package io.tidelog.broker;
 
 import io.tidelog.broker.cluster.LocalMetadataStore;
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.BrokerConfig.Listener;
+import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.network.SocketServer;
 import io.tidelog.broker.protocol.BrokerApis;
+import io.tidelog.broker.protocol.ConfigsHandler;
 import io.tidelog.broker.protocol.FetchHandler;
-import io.tidelog.broker.protocol.ListOffsetsHandler;
 import io.tidelog.broker.protocol.MetadataHandler;
+import io.tidelog.broker.protocol.OffsetsHandler;
 import io.tidelog.broker.protocol.ProduceHandler;
 import io.tidelog.broker.protocol.ProducerIdHandler;
 import io.tidelog.broker.protocol.RequestDispatcher;
@@ -20,7 +23,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -81,10 +83,9 @@ public final class Broker implements AutoCloseable {
   }
 
   private static LogConfig topicConfig(BrokerConfig config, MetadataStore metadata, String topic) {
-    Map<String, String> merged = new HashMap<>(config.topicDefaults());
-    metadata.topic(topic).ifPresent(t -> merged.putAll(t.configs()));
-    merged.keySet().retainAll(LogConfig.CONFIG_DEF.names());
-    return LogConfig.parse(merged);
+    Map<String, String> overrides =
+        metadata.topic(topic).map(TopicMetadata::configs).orElse(Map.of());
+    return TopicConfigs.logConfig(config.topicDefaults(), overrides);
   }
 
   private void listen(BrokerConfig config) throws Exception {
@@ -94,8 +95,9 @@ public final class Broker implements AutoCloseable {
             new MetadataHandler(config, metadata, topics),
             new ProduceHandler(replicas),
             new FetchHandler(replicas, vertx),
-            new ListOffsetsHandler(replicas),
+            new OffsetsHandler(replicas),
             topics,
+            new ConfigsHandler(config, metadata, replicas, metadataExecutor),
             new ProducerIdHandler(metadata, metadataExecutor));
     server = new SocketServer(vertx, new RequestDispatcher(apis), config.socketRequestMaxBytes());
     Listener listener = config.listeners().get(0);

@@ -13,8 +13,12 @@ import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -23,7 +27,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -215,5 +221,99 @@ class KafkaClientsIT {
     admin.deleteTopics(List.of("admin-topic")).all().get();
     assertThat(admin.listTopics().names().get()).doesNotContain("admin-topic");
     assertThat(logDir.resolve("admin-topic-0")).doesNotExist();
+  }
+
+  @Test
+  void adminGrowsPartitionsAndDescribesAndAltersConfigs() throws Exception {
+    createTopic("configs", 2);
+
+    admin.createPartitions(Map.of("configs", NewPartitions.increaseTo(4))).all().get();
+    assertThat(
+            admin
+                .describeTopics(List.of("configs"))
+                .allTopicNames()
+                .get()
+                .get("configs")
+                .partitions())
+        .hasSize(4);
+    ExecutionException shrink =
+        assertThrows(
+            ExecutionException.class,
+            () ->
+                admin.createPartitions(Map.of("configs", NewPartitions.increaseTo(3))).all().get());
+    assertThat(shrink).hasCauseInstanceOf(InvalidPartitionsException.class);
+
+    ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "configs");
+    ConfigEntry retention =
+        admin.describeConfigs(List.of(topic)).all().get().get(topic).get("retention.ms");
+    assertThat(retention.value()).isEqualTo("604800000");
+    assertThat(retention.source()).isEqualTo(ConfigEntry.ConfigSource.DEFAULT_CONFIG);
+
+    admin
+        .incrementalAlterConfigs(
+            Map.of(
+                topic,
+                List.of(
+                    new AlterConfigOp(
+                        new ConfigEntry("retention.ms", "3600000"), AlterConfigOp.OpType.SET))))
+        .all()
+        .get();
+    ConfigEntry altered =
+        admin.describeConfigs(List.of(topic)).all().get().get(topic).get("retention.ms");
+    assertThat(altered.value()).isEqualTo("3600000");
+    assertThat(altered.source()).isEqualTo(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
+    ExecutionException invalid =
+        assertThrows(
+            ExecutionException.class,
+            () ->
+                admin
+                    .incrementalAlterConfigs(
+                        Map.of(
+                            topic,
+                            List.of(
+                                new AlterConfigOp(
+                                    new ConfigEntry("retention.ms", "-5"),
+                                    AlterConfigOp.OpType.SET))))
+                    .all()
+                    .get());
+    assertThat(invalid).hasCauseInstanceOf(InvalidConfigurationException.class);
+
+    ConfigResource brokerResource = new ConfigResource(ConfigResource.Type.BROKER, "0");
+    assertThat(
+            admin
+                .describeConfigs(List.of(brokerResource))
+                .all()
+                .get()
+                .get(brokerResource)
+                .get("num.partitions")
+                .value())
+        .isEqualTo("1");
+  }
+
+  @Test
+  void adminDescribesTheClusterAndDeletesRecords() throws Exception {
+    var cluster = admin.describeCluster();
+    assertThat(cluster.clusterId().get()).isEqualTo("tidelog");
+    assertThat(cluster.nodes().get())
+        .extracting(org.apache.kafka.common.Node::port)
+        .containsExactly(broker.port);
+    assertThat(cluster.controller().get().id()).isZero();
+
+    createTopic("trim", 1);
+    TopicPartition tp = new TopicPartition("trim", 0);
+    try (KafkaProducer<byte[], byte[]> producer = producer("all", "none")) {
+      for (int i = 0; i < 10; i++) {
+        producer.send(
+            new ProducerRecord<>("trim", 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8)));
+      }
+      producer.flush();
+    }
+    var deleted = admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(4))).all().get();
+    assertThat(deleted).isNull();
+    assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.earliest())).all().get().get(tp).offset())
+        .isEqualTo(4);
+    assertThat(readAll(tp, 6))
+        .extracting(ConsumerRecord::offset)
+        .containsExactly(4L, 5L, 6L, 7L, 8L, 9L);
   }
 }

@@ -12,6 +12,7 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
@@ -170,6 +171,93 @@ class ProtocolIT {
                   new InitProducerIdRequestData()
                       .setTransactionalId(null)
                       .setTransactionTimeoutMs(60_000))
+              .build(v);
+      case OFFSET_FOR_LEADER_EPOCH -> {
+        var topics =
+            new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData
+                .OffsetForLeaderTopicCollection();
+        topics.add(
+            new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData
+                    .OffsetForLeaderTopic()
+                .setTopic("versions")
+                .setPartitions(
+                    List.of(
+                        new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData
+                                .OffsetForLeaderPartition()
+                            .setPartition(1)
+                            .setLeaderEpoch(0)
+                            .setCurrentLeaderEpoch(-1))));
+        // kafka-clients' builders no longer build v2 (no replica id field); brokers still serve it
+        yield new org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest(
+            new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData().setTopics(topics),
+            v);
+      }
+      case DELETE_RECORDS ->
+          new org.apache.kafka.common.requests.DeleteRecordsRequest.Builder(
+                  new org.apache.kafka.common.message.DeleteRecordsRequestData()
+                      .setTimeoutMs(10_000)
+                      .setTopics(
+                          List.of(
+                              new org.apache.kafka.common.message.DeleteRecordsRequestData
+                                      .DeleteRecordsTopic()
+                                  .setName("versions")
+                                  .setPartitions(
+                                      List.of(
+                                          new org.apache.kafka.common.message
+                                                  .DeleteRecordsRequestData.DeleteRecordsPartition()
+                                              .setPartitionIndex(1)
+                                              .setOffset(0))))))
+              .build(v);
+      case CREATE_PARTITIONS -> {
+        var topics =
+            new org.apache.kafka.common.message.CreatePartitionsRequestData
+                .CreatePartitionsTopicCollection();
+        topics.add(
+            new org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic()
+                .setName("versions")
+                .setCount(3 + v)
+                .setAssignments(null));
+        yield new org.apache.kafka.common.requests.CreatePartitionsRequest.Builder(
+                new org.apache.kafka.common.message.CreatePartitionsRequestData()
+                    .setTopics(topics)
+                    .setTimeoutMs(10_000))
+            .build(v);
+      }
+      case DESCRIBE_CONFIGS ->
+          new org.apache.kafka.common.requests.DescribeConfigsRequest.Builder(
+                  new org.apache.kafka.common.message.DescribeConfigsRequestData()
+                      .setResources(
+                          List.of(
+                              new org.apache.kafka.common.message.DescribeConfigsRequestData
+                                      .DescribeConfigsResource()
+                                  .setResourceType(ConfigResource.Type.TOPIC.id())
+                                  .setResourceName("versions")
+                                  .setConfigurationKeys(null))))
+              .build(v);
+      case ALTER_CONFIGS ->
+          new org.apache.kafka.common.requests.AlterConfigsRequest.Builder(
+                  Map.of(
+                      new ConfigResource(ConfigResource.Type.TOPIC, "versions"),
+                      new org.apache.kafka.common.requests.AlterConfigsRequest.Config(
+                          List.of(
+                              new org.apache.kafka.common.requests.AlterConfigsRequest.ConfigEntry(
+                                  "retention.ms", "86400000")))),
+                  false)
+              .build(v);
+      case INCREMENTAL_ALTER_CONFIGS ->
+          new org.apache.kafka.common.requests.IncrementalAlterConfigsRequest.Builder(
+                  Map.of(
+                      new ConfigResource(ConfigResource.Type.TOPIC, "versions"),
+                      List.of(
+                          new org.apache.kafka.clients.admin.AlterConfigOp(
+                              new org.apache.kafka.clients.admin.ConfigEntry(
+                                  "retention.bytes", "1000000000"),
+                              org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))),
+                  false)
+              .build(v);
+      case DESCRIBE_CLUSTER ->
+          new org.apache.kafka.common.requests.DescribeClusterRequest.Builder(
+                  new org.apache.kafka.common.message.DescribeClusterRequestData())
               .build(v);
       default -> throw new AssertionError("advertised but not covered by this test: " + api);
     };

@@ -19,6 +19,7 @@ import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * {@link MetadataStore} for a single broker, in a directory of Java properties files: one per topic
@@ -91,13 +92,26 @@ public final class LocalMetadataStore implements MetadataStore {
     if (topics.containsKey(name)) {
       throw new TopicExistsException("Topic '" + name + "' already exists.");
     }
-    TopicMetadata topic = new TopicMetadata(name, Uuid.randomUuid(), partitions, configs);
+    return store(new TopicMetadata(name, Uuid.randomUuid(), partitions, configs));
+  }
+
+  @Override
+  public synchronized TopicMetadata updateTopic(TopicMetadata topic) throws IOException {
+    TopicMetadata current = topics.get(topic.name());
+    if (current == null) {
+      throw new UnknownTopicOrPartitionException("Topic '" + topic.name() + "' does not exist");
+    }
+    return store(
+        new TopicMetadata(topic.name(), current.topicId(), topic.partitions(), topic.configs()));
+  }
+
+  private TopicMetadata store(TopicMetadata topic) throws IOException {
     Properties p = new Properties();
     p.setProperty("topic.id", topic.topicId().toString());
-    p.setProperty("partitions", String.valueOf(partitions));
-    configs.forEach((key, value) -> p.setProperty(CONFIG_PREFIX + key, value));
-    write(dir.resolve("topics").resolve(name + ".properties"), p);
-    topics.put(name, topic);
+    p.setProperty("partitions", String.valueOf(topic.partitions()));
+    topic.configs().forEach((key, value) -> p.setProperty(CONFIG_PREFIX + key, value));
+    write(dir.resolve("topics").resolve(topic.name() + ".properties"), p);
+    topics.put(topic.name(), topic);
     return topic;
   }
 

@@ -26,6 +26,13 @@ public interface MetadataStore extends AutoCloseable {
   TopicMetadata createTopic(String name, int partitions, Map<String, String> configs)
       throws IOException;
 
+  /**
+   * Replaces a topic's partition count and configs; its name and id stay.
+   *
+   * @throws org.apache.kafka.common.errors.UnknownTopicOrPartitionException when it does not exist
+   */
+  TopicMetadata updateTopic(TopicMetadata topic) throws IOException;
+
   /** Removes the topic; returns whether it existed. */
   boolean deleteTopic(String name) throws IOException;
 

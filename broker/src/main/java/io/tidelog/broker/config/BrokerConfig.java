@@ -279,6 +279,19 @@ public final class BrokerConfig {
     return topicDefaults;
   }
 
+  /** Every broker config and its value, as DescribeConfigs shows them. */
+  public Map<String, String> describe() {
+    Map<String, String> described = new java.util.TreeMap<>();
+    CONFIG_DEF
+        .configKeys()
+        .forEach(
+            (key, def) -> {
+              Object value = values.get(key);
+              described.put(key, value == null ? null : ConfigDef.convertToString(value, def.type));
+            });
+    return described;
+  }
+
   @SuppressWarnings("unchecked")
   private List<String> list(String key) {
     return (List<String>) values.get(key);

@@ -119,7 +119,4 @@ final class LeaderEpochCache {
 
   /** An epoch and the first offset written in it. */
   record EpochEntry(int epoch, long startOffset) {}
-
-  /** An epoch and the offset where it ends (exclusive). */
-  record EpochEndOffset(int epoch, long endOffset) {}
 }

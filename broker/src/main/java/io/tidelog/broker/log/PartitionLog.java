@@ -1,6 +1,5 @@
 package io.tidelog.broker.log;
 
-import io.tidelog.broker.log.LeaderEpochCache.EpochEndOffset;
 import io.tidelog.broker.log.LogSegment.RecoveryResult;
 import io.tidelog.broker.log.LogSegment.RollParams;
 import io.tidelog.broker.log.ProducerSequences.LastAppend;

@@ -5,6 +5,7 @@ public record BrokerApis(
     MetadataHandler metadata,
     ProduceHandler produce,
     FetchHandler fetch,
-    ListOffsetsHandler listOffsets,
+    OffsetsHandler offsets,
     TopicAdminHandler topics,
+    ConfigsHandler configs,
     ProducerIdHandler producerIds) {}

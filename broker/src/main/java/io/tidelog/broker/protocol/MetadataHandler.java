@@ -11,6 +11,8 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.DescribeClusterResponseData;
+import org.apache.kafka.common.message.DescribeClusterResponseData.DescribeClusterBroker;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseBroker;
@@ -18,14 +20,15 @@ import org.apache.kafka.common.message.MetadataResponseData.MetadataResponsePart
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseTopic;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 
 /**
- * Metadata: this broker, and the topics asked for with their topic ids. A single broker leads every
- * partition at epoch 0, alone in its ISR. Unknown topics are created when both {@code
- * auto.create.topics.enable} and the request allow it.
+ * Metadata and DescribeCluster: this broker, and the topics asked for with their topic ids. A
+ * single broker leads every partition at epoch 0, alone in its ISR. Unknown topics are created when
+ * both {@code auto.create.topics.enable} and the request allow it.
  */
 public final class MetadataHandler {
   private final BrokerConfig config;
@@ -133,5 +136,23 @@ public final class MetadataHandler {
         .setName(name)
         .setTopicId(Uuid.ZERO_UUID)
         .setErrorCode(error.code());
+  }
+
+  CompletableFuture<DescribeClusterResponse> describeCluster(
+      RequestHeader header, AbstractRequest request) {
+    Listener advertised = config.advertisedListeners().get(0);
+    DescribeClusterResponseData data =
+        new DescribeClusterResponseData()
+            .setErrorCode(Errors.NONE.code())
+            .setClusterId(config.clusterId())
+            .setControllerId(config.nodeId());
+    data.brokers()
+        .add(
+            new DescribeClusterBroker()
+                .setBrokerId(config.nodeId())
+                .setHost(advertised.host())
+                .setPort(advertised.port())
+                .setRack(config.rack()));
+    return CompletableFuture.completedFuture(new DescribeClusterResponse(data));
   }
 }

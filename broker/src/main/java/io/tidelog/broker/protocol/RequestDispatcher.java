@@ -49,9 +49,16 @@ public final class RequestDispatcher implements RequestProcessor {
     handlers.put(ApiKeys.METADATA, apis.metadata()::handle);
     handlers.put(ApiKeys.PRODUCE, apis.produce()::handle);
     handlers.put(ApiKeys.FETCH, apis.fetch()::handle);
-    handlers.put(ApiKeys.LIST_OFFSETS, apis.listOffsets()::handle);
+    handlers.put(ApiKeys.LIST_OFFSETS, apis.offsets()::listOffsets);
+    handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, apis.offsets()::offsetForLeaderEpoch);
+    handlers.put(ApiKeys.DELETE_RECORDS, apis.offsets()::deleteRecords);
     handlers.put(ApiKeys.CREATE_TOPICS, apis.topics()::create);
+    handlers.put(ApiKeys.CREATE_PARTITIONS, apis.topics()::createPartitions);
     handlers.put(ApiKeys.DELETE_TOPICS, apis.topics()::delete);
+    handlers.put(ApiKeys.DESCRIBE_CONFIGS, apis.configs()::describe);
+    handlers.put(ApiKeys.ALTER_CONFIGS, apis.configs()::alter);
+    handlers.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, apis.configs()::incrementalAlter);
+    handlers.put(ApiKeys.DESCRIBE_CLUSTER, apis.metadata()::describeCluster);
     handlers.put(ApiKeys.INIT_PRODUCER_ID, apis.producerIds()::handle);
   }
 

@@ -30,6 +30,13 @@ final class SupportedApis {
     RANGES.put(ApiKeys.CREATE_TOPICS, new short[] {2, 7});
     RANGES.put(ApiKeys.DELETE_TOPICS, new short[] {1, 6});
     RANGES.put(ApiKeys.INIT_PRODUCER_ID, new short[] {0, 5});
+    RANGES.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new short[] {2, 4});
+    RANGES.put(ApiKeys.DELETE_RECORDS, new short[] {0, 2});
+    RANGES.put(ApiKeys.CREATE_PARTITIONS, new short[] {0, 3});
+    RANGES.put(ApiKeys.DESCRIBE_CONFIGS, new short[] {1, 4});
+    RANGES.put(ApiKeys.ALTER_CONFIGS, new short[] {0, 2});
+    RANGES.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, new short[] {0, 1});
+    RANGES.put(ApiKeys.DESCRIBE_CLUSTER, new short[] {0, 1});
   }
 
   private SupportedApis() {}

@@ -3,7 +3,7 @@ package io.tidelog.broker.protocol;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
-import io.tidelog.broker.log.LogConfig;
+import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.replica.ReplicaManager;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,17 +11,20 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import org.apache.kafka.common.config.ConfigException;
-import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
+import org.apache.kafka.common.message.CreatePartitionsResponseData;
+import org.apache.kafka.common.message.CreatePartitionsResponseData.CreatePartitionsTopicResult;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
@@ -30,6 +33,8 @@ import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData.DeletableTopicResult;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.CreatePartitionsRequest;
+import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
@@ -37,16 +42,11 @@ import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 
 /**
- * CreateTopics and DeleteTopics, and the topic creation that Metadata's auto-create uses. Metadata
- * writes run on {@code metadataExecutor}, one at a time, never on the event loop.
+ * CreateTopics, CreatePartitions and DeleteTopics, and the topic creation that Metadata's
+ * auto-create uses. Metadata writes run on {@code metadataExecutor}, one at a time, never on the
+ * event loop.
  */
 public final class TopicAdminHandler {
-  /** Topic configs stored now and honoured once replication (issue #4) arrives. */
-  private static final Set<String> STORED_CONFIGS =
-      Set.of(
-          TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG,
-          TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG);
-
   private final BrokerConfig brokerConfig;
   private final MetadataStore metadata;
   private final ReplicaManager replicas;
@@ -151,32 +151,79 @@ public final class TopicAdminHandler {
   }
 
   private void validateConfigs(Map<String, String> configs) {
-    for (Map.Entry<String, String> config : configs.entrySet()) {
-      String key = config.getKey();
-      boolean known =
-          LogConfig.CONFIG_DEF.names().contains(key)
-              || STORED_CONFIGS.contains(key)
-              || key.equals(TopicConfig.CLEANUP_POLICY_CONFIG);
-      if (!known) {
-        throw new InvalidConfigurationException("Unknown topic config '" + key + "'");
-      }
-      if (key.equals(TopicConfig.CLEANUP_POLICY_CONFIG)
-          && !TopicConfig.CLEANUP_POLICY_DELETE.equals(config.getValue())) {
-        throw new InvalidConfigurationException(
-            "cleanup.policy=" + config.getValue() + " is not supported yet; only delete is");
-      }
-    }
-    Map<String, String> merged = new HashMap<>(replicas.topicDefaults());
-    configs.forEach(
-        (key, value) -> {
-          if (LogConfig.CONFIG_DEF.names().contains(key)) {
-            merged.put(key, value);
-          }
-        });
     try {
-      LogConfig.parse(merged);
+      TopicConfigs.validate(replicas.topicDefaults(), configs);
     } catch (ConfigException e) {
       throw new InvalidConfigurationException(e.getMessage());
+    }
+  }
+
+  CompletableFuture<CreatePartitionsResponse> createPartitions(
+      RequestHeader header, AbstractRequest request) {
+    CreatePartitionsRequestData data = ((CreatePartitionsRequest) request).data();
+    List<CompletableFuture<CreatePartitionsTopicResult>> results = new ArrayList<>();
+    for (CreatePartitionsTopic topic : data.topics()) {
+      CompletableFuture<TopicMetadata> grown =
+          CompletableFuture.supplyAsync(
+                  () ->
+                      grow(
+                          topic.name(),
+                          topic.count(),
+                          topic.assignments() != null,
+                          data.validateOnly()),
+                  metadataExecutor)
+              .thenCompose(
+                  t ->
+                      data.validateOnly()
+                          ? CompletableFuture.completedFuture(t)
+                          : replicas.createLogs(t).thenApply(v -> t));
+      results.add(
+          grown.handle(
+              (t, e) -> {
+                CreatePartitionsTopicResult result =
+                    new CreatePartitionsTopicResult().setName(topic.name());
+                return e == null
+                    ? result.setErrorCode(Errors.NONE.code())
+                    : result
+                        .setErrorCode(ErrorMapping.errorOf(e, header).code())
+                        .setErrorMessage(ErrorMapping.messageOf(e));
+              }));
+    }
+    return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v -> {
+              CreatePartitionsResponseData response = new CreatePartitionsResponseData();
+              results.forEach(r -> response.results().add(r.join()));
+              return new CreatePartitionsResponse(response);
+            });
+  }
+
+  private TopicMetadata grow(
+      String name, int count, boolean manualAssignment, boolean validateOnly) {
+    TopicMetadata topic =
+        metadata
+            .topic(name)
+            .orElseThrow(
+                () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist"));
+    if (manualAssignment) {
+      throw new InvalidReplicaAssignmentException("Manual replica assignment is not supported yet");
+    }
+    if (count <= topic.partitions()) {
+      throw new InvalidPartitionsException(
+          "Topic currently has "
+              + topic.partitions()
+              + " partitions, which is higher than or equal to the requested "
+              + count
+              + ".");
+    }
+    TopicMetadata grown = new TopicMetadata(name, topic.topicId(), count, topic.configs());
+    if (validateOnly) {
+      return grown;
+    }
+    try {
+      return metadata.updateTopic(grown);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 

@@ -2,6 +2,8 @@ package io.tidelog.broker.replica;
 
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
+import io.tidelog.broker.config.TopicConfigs;
+import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.log.LogAppendInfo;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
@@ -69,9 +71,32 @@ public final class ReplicaManager implements AutoCloseable {
 
   /** The effective log config of a topic: the broker's defaults under the topic's overrides. */
   public LogConfig logConfig(TopicMetadata topic) {
-    Map<String, String> merged = new HashMap<>(topicDefaults);
-    merged.putAll(topic.configs());
-    return LogConfig.parse(merged);
+    return TopicConfigs.logConfig(topicDefaults, topic.configs());
+  }
+
+  /** Applies a topic's new configs to its live logs, each on its shard. */
+  public CompletableFuture<Void> updateConfigs(TopicMetadata topic) {
+    LogConfig config = logConfig(topic);
+    List<CompletableFuture<Void>> updates = new ArrayList<>();
+    for (int p = 0; p < topic.partitions(); p++) {
+      updates.add(
+          onShard(
+              new TopicPartition(topic.name(), p),
+              log -> {
+                log.updateConfig(config);
+                return null;
+              }));
+    }
+    return CompletableFuture.allOf(updates.toArray(CompletableFuture[]::new));
+  }
+
+  /** Moves the log start offset up to {@code offset} (-1: the high watermark); returns it. */
+  public CompletableFuture<Long> deleteRecordsBefore(TopicPartition tp, long offset) {
+    return onShard(tp, log -> log.deleteRecordsBefore(offset < 0 ? log.logEndOffset() : offset));
+  }
+
+  public CompletableFuture<EpochEndOffset> endOffsetForEpoch(TopicPartition tp, int epoch) {
+    return onShard(tp, log -> log.endOffsetForEpoch(epoch));
   }
 
   public Map<String, String> topicDefaults() {

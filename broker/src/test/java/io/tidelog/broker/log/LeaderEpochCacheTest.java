@@ -3,7 +3,6 @@ package io.tidelog.broker.log;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.tidelog.broker.log.LeaderEpochCache.EpochEndOffset;
 import io.tidelog.broker.log.LeaderEpochCache.EpochEntry;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -8,7 +8,6 @@ import static io.tidelog.broker.log.TestBatches.values;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.tidelog.broker.log.LeaderEpochCache.EpochEndOffset;
 import io.tidelog.broker.log.PartitionLog.LoadState;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,0 +1,76 @@
+package io.tidelog.broker.config;
+
+import static org.apache.kafka.common.config.ConfigDef.Importance.MEDIUM;
+import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
+import static org.apache.kafka.common.config.ConfigDef.Type.BOOLEAN;
+import static org.apache.kafka.common.config.ConfigDef.Type.INT;
+import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
+
+import io.tidelog.broker.log.LogConfig;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.TopicConfig;
+
+/**
+ * Every topic config a topic may set, under Kafka's names: those the log honours ({@link
+ * LogConfig}) and those stored for replication (issue #4), {@code min.insync.replicas} and {@code
+ * unclean.leader.election.enable}. {@code cleanup.policy} accepts {@code delete} until compaction
+ * exists.
+ */
+public final class TopicConfigs {
+  public static final ConfigDef CONFIG_DEF =
+      new ConfigDef(LogConfig.CONFIG_DEF)
+          .define(
+              TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG,
+              INT,
+              1,
+              atLeast(1),
+              MEDIUM,
+              TopicConfig.MIN_IN_SYNC_REPLICAS_DOC)
+          .define(
+              TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG,
+              BOOLEAN,
+              false,
+              MEDIUM,
+              TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_DOC)
+          .define(
+              TopicConfig.CLEANUP_POLICY_CONFIG,
+              LIST,
+              TopicConfig.CLEANUP_POLICY_DELETE,
+              ConfigDef.ValidList.in(TopicConfig.CLEANUP_POLICY_DELETE),
+              MEDIUM,
+              TopicConfig.CLEANUP_POLICY_DOC);
+
+  private TopicConfigs() {}
+
+  /**
+   * Checks a topic's overrides on top of the broker's defaults.
+   *
+   * @throws ConfigException naming the key when a key is unknown or a value invalid
+   */
+  public static void validate(Map<String, String> brokerDefaults, Map<String, String> overrides) {
+    for (String key : overrides.keySet()) {
+      if (!CONFIG_DEF.names().contains(key)) {
+        throw new ConfigException("Unknown topic config '" + key + "'");
+      }
+    }
+    CONFIG_DEF.parse(merged(brokerDefaults, overrides));
+  }
+
+  /** The log config of a topic: Kafka's defaults, under the broker's, under the topic's. */
+  public static LogConfig logConfig(
+      Map<String, String> brokerDefaults, Map<String, String> overrides) {
+    Map<String, String> merged = merged(brokerDefaults, overrides);
+    merged.keySet().retainAll(LogConfig.CONFIG_DEF.names());
+    return LogConfig.parse(merged);
+  }
+
+  private static Map<String, String> merged(
+      Map<String, String> brokerDefaults, Map<String, String> overrides) {
+    Map<String, String> merged = new HashMap<>(brokerDefaults);
+    merged.putAll(overrides);
+    return merged;
+  }
+}

@@ -1,0 +1,300 @@
+package io.tidelog.broker.protocol;
+
+import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.TopicMetadata;
+import io.tidelog.broker.config.BrokerConfig;
+import io.tidelog.broker.config.TopicConfigs;
+import io.tidelog.broker.replica.ReplicaManager;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.UnaryOperator;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.message.AlterConfigsRequestData;
+import org.apache.kafka.common.message.AlterConfigsResponseData;
+import org.apache.kafka.common.message.DescribeConfigsRequestData.DescribeConfigsResource;
+import org.apache.kafka.common.message.DescribeConfigsResponseData;
+import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResourceResult;
+import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResult;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterConfigsResource;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterableConfig;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AlterConfigsRequest;
+import org.apache.kafka.common.requests.AlterConfigsResponse;
+import org.apache.kafka.common.requests.DescribeConfigsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsResponse;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
+import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
+import org.apache.kafka.common.requests.IncrementalAlterConfigsResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+
+/**
+ * DescribeConfigs (topics and this broker), AlterConfigs and IncrementalAlterConfigs (topics). A
+ * topic's value comes from its override, else the broker's {@code log.*} default, else Kafka's
+ * default, and DescribeConfigs reports which. Altered configs are stored, then applied to the live
+ * logs. Broker configs are static: altering them is refused.
+ */
+public final class ConfigsHandler {
+  private final BrokerConfig brokerConfig;
+  private final MetadataStore metadata;
+  private final ReplicaManager replicas;
+  private final Executor metadataExecutor;
+
+  public ConfigsHandler(
+      BrokerConfig brokerConfig,
+      MetadataStore metadata,
+      ReplicaManager replicas,
+      Executor metadataExecutor) {
+    this.brokerConfig = brokerConfig;
+    this.metadata = metadata;
+    this.replicas = replicas;
+    this.metadataExecutor = metadataExecutor;
+  }
+
+  CompletableFuture<DescribeConfigsResponse> describe(
+      RequestHeader header, AbstractRequest request) {
+    DescribeConfigsResponseData data = new DescribeConfigsResponseData();
+    for (DescribeConfigsResource resource : ((DescribeConfigsRequest) request).data().resources()) {
+      DescribeConfigsResult result =
+          new DescribeConfigsResult()
+              .setResourceType(resource.resourceType())
+              .setResourceName(resource.resourceName());
+      try {
+        List<DescribeConfigsResourceResult> configs = describe(resource);
+        if (resource.configurationKeys() != null) {
+          configs.removeIf(c -> !resource.configurationKeys().contains(c.name()));
+        }
+        result.setErrorCode(Errors.NONE.code()).setConfigs(configs);
+      } catch (RuntimeException e) {
+        result
+            .setErrorCode(ErrorMapping.errorOf(e, header).code())
+            .setErrorMessage(ErrorMapping.messageOf(e));
+      }
+      data.results().add(result);
+    }
+    return CompletableFuture.completedFuture(new DescribeConfigsResponse(data));
+  }
+
+  private List<DescribeConfigsResourceResult> describe(DescribeConfigsResource resource) {
+    List<DescribeConfigsResourceResult> configs = new ArrayList<>();
+    switch (ConfigResource.Type.forId(resource.resourceType())) {
+      case TOPIC -> {
+        TopicMetadata topic = topic(resource.resourceName());
+        TopicConfigs.CONFIG_DEF
+            .configKeys()
+            .forEach(
+                (key, def) -> {
+                  String override = topic.configs().get(key);
+                  String brokerDefault = brokerConfig.topicDefaults().get(key);
+                  ConfigSource source =
+                      override != null
+                          ? ConfigSource.TOPIC_CONFIG
+                          : brokerDefault != null
+                              ? ConfigSource.STATIC_BROKER_CONFIG
+                              : ConfigSource.DEFAULT_CONFIG;
+                  String value =
+                      override != null
+                          ? override
+                          : brokerDefault != null
+                              ? brokerDefault
+                              : ConfigDef.convertToString(def.defaultValue, def.type);
+                  configs.add(config(key, value, source, def.type, false, def.documentation));
+                });
+      }
+      case BROKER -> {
+        if (!resource.resourceName().isEmpty()
+            && !resource.resourceName().equals(String.valueOf(brokerConfig.nodeId()))) {
+          throw new InvalidRequestException(
+              "This is broker " + brokerConfig.nodeId() + ", not " + resource.resourceName());
+        }
+        brokerConfig
+            .describe()
+            .forEach(
+                (key, value) -> {
+                  ConfigDef.ConfigKey def = BrokerConfig.CONFIG_DEF.configKeys().get(key);
+                  configs.add(
+                      config(
+                          key,
+                          value,
+                          ConfigSource.STATIC_BROKER_CONFIG,
+                          def.type,
+                          true,
+                          def.documentation));
+                });
+      }
+      default ->
+          throw new InvalidRequestException("Unsupported resource type " + resource.resourceType());
+    }
+    return configs;
+  }
+
+  private static DescribeConfigsResourceResult config(
+      String name,
+      String value,
+      ConfigSource source,
+      ConfigDef.Type type,
+      boolean readOnly,
+      String doc) {
+    return new DescribeConfigsResourceResult()
+        .setName(name)
+        .setValue(value)
+        .setReadOnly(readOnly)
+        .setConfigSource(source.id())
+        .setIsSensitive(false)
+        .setConfigType(ConfigType.forId(configTypeId(type)).id())
+        .setDocumentation(doc);
+  }
+
+  private static byte configTypeId(ConfigDef.Type type) {
+    return switch (type) {
+      case BOOLEAN -> ConfigType.BOOLEAN.id();
+      case STRING -> ConfigType.STRING.id();
+      case INT -> ConfigType.INT.id();
+      case SHORT -> ConfigType.SHORT.id();
+      case LONG -> ConfigType.LONG.id();
+      case DOUBLE -> ConfigType.DOUBLE.id();
+      case LIST -> ConfigType.LIST.id();
+      case CLASS -> ConfigType.CLASS.id();
+      case PASSWORD -> ConfigType.PASSWORD.id();
+    };
+  }
+
+  CompletableFuture<IncrementalAlterConfigsResponse> incrementalAlter(
+      RequestHeader header, AbstractRequest request) {
+    IncrementalAlterConfigsRequestData data = ((IncrementalAlterConfigsRequest) request).data();
+    List<CompletableFuture<AlterConfigsResourceResponse>> results = new ArrayList<>();
+    for (AlterConfigsResource resource : data.resources()) {
+      results.add(
+          alter(
+                  resource.resourceType(),
+                  resource.resourceName(),
+                  data.validateOnly(),
+                  current -> applyOperations(current, resource.configs()))
+              .handle(
+                  (v, e) ->
+                      new AlterConfigsResourceResponse()
+                          .setResourceType(resource.resourceType())
+                          .setResourceName(resource.resourceName())
+                          .setErrorCode(
+                              e == null
+                                  ? Errors.NONE.code()
+                                  : ErrorMapping.errorOf(e, header).code())
+                          .setErrorMessage(e == null ? null : ErrorMapping.messageOf(e))));
+    }
+    return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v -> {
+              IncrementalAlterConfigsResponseData response =
+                  new IncrementalAlterConfigsResponseData();
+              results.forEach(r -> response.responses().add(r.join()));
+              return new IncrementalAlterConfigsResponse(response);
+            });
+  }
+
+  CompletableFuture<AlterConfigsResponse> alter(RequestHeader header, AbstractRequest request) {
+    AlterConfigsRequestData data = ((AlterConfigsRequest) request).data();
+    List<CompletableFuture<AlterConfigsResponseData.AlterConfigsResourceResponse>> results =
+        new ArrayList<>();
+    for (AlterConfigsRequestData.AlterConfigsResource resource : data.resources()) {
+      Map<String, String> replacement = new HashMap<>();
+      resource.configs().forEach(c -> replacement.put(c.name(), c.value()));
+      results.add(
+          alter(
+                  resource.resourceType(),
+                  resource.resourceName(),
+                  data.validateOnly(),
+                  current -> replacement)
+              .handle(
+                  (v, e) ->
+                      new AlterConfigsResponseData.AlterConfigsResourceResponse()
+                          .setResourceType(resource.resourceType())
+                          .setResourceName(resource.resourceName())
+                          .setErrorCode(
+                              e == null
+                                  ? Errors.NONE.code()
+                                  : ErrorMapping.errorOf(e, header).code())
+                          .setErrorMessage(e == null ? null : ErrorMapping.messageOf(e))));
+    }
+    return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v -> {
+              AlterConfigsResponseData response = new AlterConfigsResponseData();
+              results.forEach(r -> response.responses().add(r.join()));
+              return new AlterConfigsResponse(response);
+            });
+  }
+
+  /** Computes a topic's new overrides, validates them, stores them and applies them to its logs. */
+  private CompletableFuture<Void> alter(
+      byte resourceType,
+      String name,
+      boolean validateOnly,
+      UnaryOperator<Map<String, String>> change) {
+    if (ConfigResource.Type.forId(resourceType) != ConfigResource.Type.TOPIC) {
+      return CompletableFuture.failedFuture(
+          new InvalidRequestException(
+              "Only topic configs can be altered; broker configs are static"));
+    }
+    return CompletableFuture.supplyAsync(
+            () -> {
+              TopicMetadata topic = topic(name);
+              Map<String, String> overrides = change.apply(new HashMap<>(topic.configs()));
+              try {
+                TopicConfigs.validate(brokerConfig.topicDefaults(), overrides);
+              } catch (ConfigException e) {
+                throw new InvalidConfigurationException(e.getMessage());
+              }
+              if (validateOnly) {
+                return null;
+              }
+              try {
+                return metadata.updateTopic(
+                    new TopicMetadata(name, topic.topicId(), topic.partitions(), overrides));
+              } catch (IOException e) {
+                throw new UncheckedIOException(e);
+              }
+            },
+            metadataExecutor)
+        .thenCompose(
+            updated ->
+                updated == null
+                    ? CompletableFuture.completedFuture(null)
+                    : replicas.updateConfigs(updated));
+  }
+
+  private static Map<String, String> applyOperations(
+      Map<String, String> overrides, Iterable<AlterableConfig> operations) {
+    for (AlterableConfig op : operations) {
+      switch (op.configOperation()) {
+        case 0 -> overrides.put(op.name(), op.value()); // SET
+        case 1 -> overrides.remove(op.name()); // DELETE
+        default ->
+            throw new InvalidRequestException(
+                "APPEND and SUBTRACT apply to list configs, and no list config can take more than one value yet");
+      }
+    }
+    return overrides;
+  }
+
+  private TopicMetadata topic(String name) {
+    return metadata
+        .topic(name)
+        .orElseThrow(
+            () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist"));
+  }
+}

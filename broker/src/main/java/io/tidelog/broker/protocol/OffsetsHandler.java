@@ -1,0 +1,186 @@
+package io.tidelog.broker.protocol;
+
+import io.tidelog.broker.replica.ReplicaManager;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.DeleteRecordsRequestData;
+import org.apache.kafka.common.message.DeleteRecordsRequestData.DeleteRecordsPartition;
+import org.apache.kafka.common.message.DeleteRecordsRequestData.DeleteRecordsTopic;
+import org.apache.kafka.common.message.DeleteRecordsResponseData;
+import org.apache.kafka.common.message.DeleteRecordsResponseData.DeleteRecordsPartitionResult;
+import org.apache.kafka.common.message.DeleteRecordsResponseData.DeleteRecordsTopicResult;
+import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
+import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsPartitionResponse;
+import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsTopicResponse;
+import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
+import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderPartition;
+import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderTopic;
+import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData;
+import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData.EpochEndOffset;
+import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.DeleteRecordsRequest;
+import org.apache.kafka.common.requests.DeleteRecordsResponse;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
+import org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+
+/**
+ * The per-partition offset APIs: ListOffsets (earliest, latest = the high watermark, by timestamp),
+ * OffsetForLeaderEpoch and DeleteRecords.
+ */
+public final class OffsetsHandler {
+  private final ReplicaManager replicas;
+
+  public OffsetsHandler(ReplicaManager replicas) {
+    this.replicas = replicas;
+  }
+
+  CompletableFuture<ListOffsetsResponse> listOffsets(
+      RequestHeader header, AbstractRequest request) {
+    ListOffsetsRequest listOffsets = (ListOffsetsRequest) request;
+    ListOffsetsResponseData data = new ListOffsetsResponseData();
+    List<CompletableFuture<Void>> lookups = new ArrayList<>();
+    for (ListOffsetsTopic topic : listOffsets.data().topics()) {
+      ListOffsetsTopicResponse topicResponse = new ListOffsetsTopicResponse().setName(topic.name());
+      data.topics().add(topicResponse);
+      for (ListOffsetsPartition partition : topic.partitions()) {
+        ListOffsetsPartitionResponse response =
+            new ListOffsetsPartitionResponse()
+                .setPartitionIndex(partition.partitionIndex())
+                .setTimestamp(RecordBatch.NO_TIMESTAMP)
+                .setOffset(-1);
+        topicResponse.partitions().add(response);
+        TopicPartition tp = new TopicPartition(topic.name(), partition.partitionIndex());
+        lookups.add(
+            lookup(tp, partition.timestamp(), response)
+                .exceptionally(
+                    e -> {
+                      response.setErrorCode(ErrorMapping.errorOf(e, header).code());
+                      return null;
+                    }));
+      }
+    }
+    return CompletableFuture.allOf(lookups.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v -> {
+              if (header.apiVersion() < 4) { // the leader epoch field exists from v4 on
+                data.topics()
+                    .forEach(
+                        t ->
+                            t.partitions()
+                                .forEach(
+                                    p -> p.setLeaderEpoch(RecordBatch.NO_PARTITION_LEADER_EPOCH)));
+              }
+              return new ListOffsetsResponse(data);
+            });
+  }
+
+  private CompletableFuture<Void> lookup(
+      TopicPartition tp, long timestamp, ListOffsetsPartitionResponse response) {
+    if (timestamp == ListOffsetsRequest.EARLIEST_TIMESTAMP
+        || timestamp == ListOffsetsRequest.LATEST_TIMESTAMP) {
+      boolean earliest = timestamp == ListOffsetsRequest.EARLIEST_TIMESTAMP;
+      return replicas
+          .offsets(tp)
+          .thenAccept(
+              offsets ->
+                  response
+                      .setErrorCode(Errors.NONE.code())
+                      .setOffset(earliest ? offsets[0] : offsets[1])
+                      .setLeaderEpoch(0));
+    }
+    if (timestamp < 0) {
+      response.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
+      return CompletableFuture.completedFuture(null);
+    }
+    return replicas
+        .offsetForTimestamp(tp, timestamp)
+        .thenAccept(
+            found -> {
+              response.setErrorCode(Errors.NONE.code());
+              found.ifPresent(
+                  f ->
+                      response
+                          .setOffset(f.offset)
+                          .setTimestamp(f.timestamp)
+                          .setLeaderEpoch(
+                              f.leaderEpoch.orElse(RecordBatch.NO_PARTITION_LEADER_EPOCH)));
+            });
+  }
+
+  CompletableFuture<OffsetsForLeaderEpochResponse> offsetForLeaderEpoch(
+      RequestHeader header, AbstractRequest request) {
+    OffsetForLeaderEpochRequestData data = ((OffsetsForLeaderEpochRequest) request).data();
+    OffsetForLeaderEpochResponseData response = new OffsetForLeaderEpochResponseData();
+    List<CompletableFuture<Void>> lookups = new ArrayList<>();
+    for (OffsetForLeaderTopic topic : data.topics()) {
+      OffsetForLeaderTopicResult topicResult =
+          new OffsetForLeaderTopicResult().setTopic(topic.topic());
+      response.topics().add(topicResult);
+      for (OffsetForLeaderPartition partition : topic.partitions()) {
+        EpochEndOffset result = new EpochEndOffset().setPartition(partition.partition());
+        topicResult.partitions().add(result);
+        TopicPartition tp = new TopicPartition(topic.topic(), partition.partition());
+        lookups.add(
+            replicas
+                .endOffsetForEpoch(tp, partition.leaderEpoch())
+                .handle(
+                    (found, e) -> {
+                      if (e != null) {
+                        result.setErrorCode(ErrorMapping.errorOf(e, header).code());
+                      } else {
+                        result
+                            .setErrorCode(Errors.NONE.code())
+                            .setLeaderEpoch(found.epoch())
+                            .setEndOffset(found.endOffset());
+                      }
+                      return null;
+                    }));
+      }
+    }
+    return CompletableFuture.allOf(lookups.toArray(CompletableFuture[]::new))
+        .thenApply(v -> new OffsetsForLeaderEpochResponse(response));
+  }
+
+  CompletableFuture<DeleteRecordsResponse> deleteRecords(
+      RequestHeader header, AbstractRequest request) {
+    DeleteRecordsRequestData data = ((DeleteRecordsRequest) request).data();
+    DeleteRecordsResponseData response = new DeleteRecordsResponseData();
+    List<CompletableFuture<Void>> deletions = new ArrayList<>();
+    for (DeleteRecordsTopic topic : data.topics()) {
+      DeleteRecordsTopicResult topicResult = new DeleteRecordsTopicResult().setName(topic.name());
+      response.topics().add(topicResult);
+      for (DeleteRecordsPartition partition : topic.partitions()) {
+        DeleteRecordsPartitionResult result =
+            new DeleteRecordsPartitionResult()
+                .setPartitionIndex(partition.partitionIndex())
+                .setLowWatermark(-1);
+        topicResult.partitions().add(result);
+        TopicPartition tp = new TopicPartition(topic.name(), partition.partitionIndex());
+        deletions.add(
+            replicas
+                .deleteRecordsBefore(tp, partition.offset())
+                .handle(
+                    (lowWatermark, e) -> {
+                      if (e != null) {
+                        result.setErrorCode(ErrorMapping.errorOf(e, header).code());
+                      } else {
+                        result.setErrorCode(Errors.NONE.code()).setLowWatermark(lowWatermark);
+                      }
+                      return null;
+                    }));
+      }
+    }
+    return CompletableFuture.allOf(deletions.toArray(CompletableFuture[]::new))
+        .thenApply(v -> new DeleteRecordsResponse(response));
+  }
+}
