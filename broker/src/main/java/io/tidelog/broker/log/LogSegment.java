@@ -271,6 +271,16 @@ final class LogSegment implements AutoCloseable {
             + position);
   }
 
+  /** Hands every batch from the one holding {@code offset} to the end to {@code action}. */
+  void forEachBatchFrom(long offset, java.util.function.Consumer<RecordBatch> action) {
+    LogOffsetPosition start = translateOffset(offset);
+    if (start != null) {
+      for (FileChannelRecordBatch batch : log.batchesFrom(start.position)) {
+        action.accept(batch);
+      }
+    }
+  }
+
   /**
    * The first record at or after {@code startingOffset} whose timestamp is at least {@code
    * timestamp}, if this segment holds one.

@@ -2,7 +2,7 @@ package io.tidelog.broker.log;
 
 import io.tidelog.broker.log.LogSegment.RecoveryResult;
 import io.tidelog.broker.log.LogSegment.RollParams;
-import io.tidelog.broker.log.ProducerSequences.LastAppend;
+import io.tidelog.broker.log.ProducerStateManager.BatchMetadata;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
@@ -13,7 +13,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.Set;
@@ -25,6 +24,7 @@ import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,7 +60,7 @@ public final class PartitionLog implements AutoCloseable {
   private final NavigableMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
   private final LeaderEpochCache leaderEpochCache;
   private final LogValidator validator = new LogValidator();
-  private final ProducerSequences producerSequences = new ProducerSequences();
+  private final ProducerStateManager producerState;
   private final Object recoveryPointLock = new Object();
   private volatile LogConfig config;
   private volatile long logStartOffset;
@@ -82,6 +82,7 @@ public final class PartitionLog implements AutoCloseable {
     this.config = config;
     this.services = services;
     this.leaderEpochCache = leaderEpochCache;
+    this.producerState = new ProducerStateManager(dir);
     this.lastFlushMs = services.time().milliseconds();
   }
 
@@ -190,6 +191,7 @@ public final class PartitionLog implements AutoCloseable {
       }
     }
     recoveryPoint = logEndOffset;
+    rebuildProducerState();
   }
 
   /**
@@ -282,7 +284,18 @@ public final class PartitionLog implements AutoCloseable {
     long nowMs = services.time().milliseconds();
     LogConfig config = this.config;
     LogValidator.Validated validated = validator.validate(records, config);
-    Map<Long, LastAppend> producerUpdates = producerSequences.check(records, nowMs);
+    Optional<BatchMetadata> duplicate = producerState.check(records);
+    if (duplicate.isPresent()) {
+      // A producer retry of a batch already in the log: answer with its offsets, write nothing.
+      BatchMetadata original = duplicate.get();
+      return new LogAppendInfo(
+          original.firstOffset(),
+          original.lastOffset(),
+          RecordBatch.NO_TIMESTAMP,
+          -1L,
+          validated.recordCount(),
+          0);
+    }
     long firstOffset = logEndOffset;
     TimestampType timestampType = config.messageTimestampType();
     long maxTimestamp =
@@ -307,7 +320,9 @@ public final class PartitionLog implements AutoCloseable {
       throw failDirectory(e);
     }
     logEndOffset = lastOffset + 1;
-    producerSequences.apply(producerUpdates);
+    for (RecordBatch batch : records.batches()) {
+      producerState.update(batch, nowMs);
+    }
     unflushedMessages += validated.recordCount();
     maybeFlush(nowMs);
     return new LogAppendInfo(
@@ -326,6 +341,7 @@ public final class PartitionLog implements AutoCloseable {
     }
     long newBaseOffset = logEndOffset;
     active.onBecomeInactiveSegment();
+    producerState.snapshot(newBaseOffset);
     LogSegment next = LogSegment.open(dir, newBaseOffset, config, params.nowMs());
     segments.put(newBaseOffset, next);
     LOG.debug("{}: rolled segment {} at offset {}", topicPartition, active, newBaseOffset);
@@ -512,7 +528,27 @@ public final class PartitionLog implements AutoCloseable {
       truncations++;
       recoveryPoint = newRecoveryPoint;
     }
-    producerSequences.clear();
+    try {
+      rebuildProducerState();
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
+  }
+
+  /** Loads the newest producer snapshot at or below the log end and replays the log after it. */
+  private void rebuildProducerState() throws IOException {
+    long replayFrom = producerState.loadSnapshotAtOrBelow(logEndOffset, logStartOffset);
+    Long first = segments.floorKey(replayFrom);
+    for (LogSegment segment :
+        segments.tailMap(first == null ? segments.firstKey() : first, true).values()) {
+      segment.forEachBatchFrom(
+          Math.max(replayFrom, segment.baseOffset()),
+          batch -> {
+            if (batch.baseOffset() >= replayFrom) {
+              producerState.update(batch, batch.maxTimestamp());
+            }
+          });
+    }
   }
 
   /**
@@ -581,7 +617,7 @@ public final class PartitionLog implements AutoCloseable {
     } catch (IOException e) {
       throw failDirectory(e);
     }
-    producerSequences.removeExpired(nowMs, PRODUCER_ID_EXPIRATION_MS);
+    producerState.removeExpired(nowMs, PRODUCER_ID_EXPIRATION_MS);
     return deleted;
   }
 
@@ -659,6 +695,7 @@ public final class PartitionLog implements AutoCloseable {
       return;
     }
     flush();
+    producerState.snapshot(logEndOffset);
     for (LogSegment segment : segments.values()) {
       segment.close();
     }

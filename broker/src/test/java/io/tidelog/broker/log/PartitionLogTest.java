@@ -262,6 +262,57 @@ class PartitionLogTest {
   }
 
   @Test
+  void aRetriedBatchGetsItsOriginalOffsetsAndIsNotWrittenAgain() throws IOException {
+    // Given producer 7's batches 0-1 and 2; when batch 0-1 is sent again (a retry)
+    PartitionLog log = open(Map.of());
+    log.append(idempotent(7, (short) 1, 0, T0, "a", "b"), 0);
+    log.append(idempotent(7, (short) 1, 2, T0, "c"), 0);
+
+    LogAppendInfo retry = log.append(idempotent(7, (short) 1, 0, T0, "a", "b"), 0);
+
+    // Then it gets offsets 0-1 back, and the log holds each record once
+    assertThat(retry.firstOffset()).isZero();
+    assertThat(retry.lastOffset()).isEqualTo(1);
+    assertThat(log.logEndOffset()).isEqualTo(3);
+    assertThat(readAllValues(log)).containsExactly("a", "b", "c");
+  }
+
+  @Test
+  void producerStateSurvivesACleanRestartACrashAndATruncation() throws IOException {
+    // Given producer 7 with batches 0..5 over several segments (snapshots at each roll)
+    Map<String, String> configs = Map.of("segment.bytes", "200");
+    PartitionLog log = open(configs);
+    for (int seq = 0; seq < 6; seq++) {
+      log.append(idempotent(7, (short) 0, seq, T0, "s" + seq), 0);
+    }
+    log.close();
+    opened.remove(log);
+
+    // When reopened after a clean close, a retry of batch 5 is recognized and 6 must come next
+    PartitionLog reopened = open(configs, new LoadState(6, 0, true));
+    assertThat(reopened.append(idempotent(7, (short) 0, 5, T0, "s5"), 0).firstOffset())
+        .isEqualTo(5);
+    assertThrows(
+        OutOfOrderSequenceException.class,
+        () -> reopened.append(idempotent(7, (short) 0, 7, T0, "gap"), 0));
+    reopened.append(idempotent(7, (short) 0, 6, T0, "s6"), 0);
+    reopened.markOffline(); // a crash: no snapshot at the log end, so the log is replayed
+
+    PartitionLog recovered = open(configs, new LoadState(0, 0, false));
+    assertThat(recovered.append(idempotent(7, (short) 0, 6, T0, "s6"), 0).firstOffset())
+        .isEqualTo(6);
+
+    // and after a truncation that removes batches 5 and 6, sequence 5 is expected again
+    recovered.truncateTo(5);
+    assertThrows(
+        OutOfOrderSequenceException.class,
+        () -> recovered.append(idempotent(7, (short) 0, 7, T0, "x"), 0));
+    assertThat(recovered.append(idempotent(7, (short) 0, 5, T0, "s5-again"), 0).firstOffset())
+        .isEqualTo(5);
+    assertThat(readAllValues(recovered)).containsExactly("s0", "s1", "s2", "s3", "s4", "s5-again");
+  }
+
+  @Test
   void logAppendTimeTopicsStampTheBrokerTime() throws IOException {
     PartitionLog log = open(Map.of("message.timestamp.type", "LogAppendTime"));
 
