@@ -316,4 +316,20 @@ class KafkaClientsIT {
         .extracting(ConsumerRecord::offset)
         .containsExactly(4L, 5L, 6L, 7L, 8L, 9L);
   }
+
+  @Test
+  void healthAndReadinessAnswerOverHttp() throws Exception {
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    for (String path : List.of("/healthz", "/readyz", "/nothing-here")) {
+      java.net.http.HttpResponse<String> response =
+          http.send(
+              java.net.http.HttpRequest.newBuilder(
+                      java.net.URI.create("http://127.0.0.1:" + broker.httpPort + path))
+                  .build(),
+              java.net.http.HttpResponse.BodyHandlers.ofString());
+      assertThat(response.statusCode())
+          .as(path)
+          .isEqualTo(path.equals("/nothing-here") ? 404 : 200);
+    }
+  }
 }
