@@ -4,28 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
-import org.apache.kafka.common.message.CreateTopicsRequestData;
-import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
-import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
-import org.apache.kafka.common.message.DeleteTopicsRequestData;
-import org.apache.kafka.common.message.DeleteTopicsRequestData.DeleteTopicState;
-import org.apache.kafka.common.message.InitProducerIdRequestData;
-import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
-import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
-import org.apache.kafka.common.message.ProduceRequestData;
-import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
-import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
-import org.apache.kafka.common.message.ProduceRequestData.TopicProduceDataCollection;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -36,12 +21,8 @@ import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
-import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
-import org.apache.kafka.common.requests.InitProducerIdRequest;
-import org.apache.kafka.common.requests.ListOffsetsRequest;
-import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.junit.jupiter.api.AfterAll;
@@ -89,7 +70,7 @@ class ProtocolIT {
   void everyAdvertisedVersionOfEveryApiIsServed() throws Exception {
     // Given the advertised ranges; when each version of each API is sent; then it is answered
     // without error (Produce v0-2 are advertised for librdkafka's sake and refused)
-    send(createTopics("versions", 2));
+    send(SampleRequests.createTopics("versions", 2));
     int served = 0;
     for (ApiVersion range : apiVersions().data().apiKeys()) {
       ApiKeys api = ApiKeys.forId(range.apiKey());
@@ -97,7 +78,7 @@ class ProtocolIT {
         if (api == ApiKeys.PRODUCE && v < 3) {
           continue;
         }
-        AbstractResponse response = send(requestFor(api, v));
+        AbstractResponse response = send(SampleRequests.of(api, v, "versions"));
         assertThat(response.errorCounts().keySet())
             .as("%s v%d", api, v)
             .isSubsetOf(expectedErrors(api));
@@ -115,184 +96,16 @@ class ProtocolIT {
     };
   }
 
-  private static AbstractRequest requestFor(ApiKeys api, short v) {
-    TopicPartition tp = new TopicPartition("versions", 1);
-    return switch (api) {
-      case API_VERSIONS -> new ApiVersionsRequest.Builder().build(v);
-      case METADATA ->
-          new MetadataRequest(
-              new org.apache.kafka.common.message.MetadataRequestData()
-                  .setTopics(
-                      List.of(
-                          new org.apache.kafka.common.message.MetadataRequestData
-                                  .MetadataRequestTopic()
-                              .setName("versions")))
-                  .setAllowAutoTopicCreation(true),
-              v);
-      case PRODUCE ->
-          ProduceRequest.builder(
-                  produceData(
-                      tp,
-                      MemoryRecords.withRecords(
-                          Compression.NONE, new SimpleRecord("x".getBytes()))))
-              .build(v);
-      case FETCH ->
-          FetchRequest.Builder.forConsumer(
-                  v,
-                  0,
-                  0,
-                  Map.of(
-                      tp,
-                      new FetchRequest.PartitionData(
-                          Uuid.ZERO_UUID, 0, 0, 1 << 20, Optional.empty())))
-              .build(v);
-      case LIST_OFFSETS ->
-          ListOffsetsRequest.Builder.forConsumer(false, IsolationLevel.READ_UNCOMMITTED)
-              .setTargetTimes(
-                  List.of(
-                      new ListOffsetsTopic()
-                          .setName("versions")
-                          .setPartitions(
-                              List.of(
-                                  new ListOffsetsPartition()
-                                      .setPartitionIndex(1)
-                                      .setTimestamp(ListOffsetsRequest.LATEST_TIMESTAMP)))))
-              .build(v);
-      case CREATE_TOPICS -> createTopics("versions-" + v, 1).build(v);
-      case DELETE_TOPICS ->
-          new DeleteTopicsRequest.Builder(
-                  v >= 6
-                      ? new DeleteTopicsRequestData()
-                          .setTopics(List.of(new DeleteTopicState().setName("versions-" + (v + 1))))
-                      : new DeleteTopicsRequestData().setTopicNames(List.of("versions-" + (v + 1))))
-              .build(v);
-      case INIT_PRODUCER_ID ->
-          new InitProducerIdRequest.Builder(
-                  new InitProducerIdRequestData()
-                      .setTransactionalId(null)
-                      .setTransactionTimeoutMs(60_000))
-              .build(v);
-      case OFFSET_FOR_LEADER_EPOCH -> {
-        var topics =
-            new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData
-                .OffsetForLeaderTopicCollection();
-        topics.add(
-            new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData
-                    .OffsetForLeaderTopic()
-                .setTopic("versions")
-                .setPartitions(
-                    List.of(
-                        new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData
-                                .OffsetForLeaderPartition()
-                            .setPartition(1)
-                            .setLeaderEpoch(0)
-                            .setCurrentLeaderEpoch(-1))));
-        // kafka-clients' builders no longer build v2 (no replica id field); brokers still serve it
-        yield new org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest(
-            new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData().setTopics(topics),
-            v);
-      }
-      case DELETE_RECORDS ->
-          new org.apache.kafka.common.requests.DeleteRecordsRequest.Builder(
-                  new org.apache.kafka.common.message.DeleteRecordsRequestData()
-                      .setTimeoutMs(10_000)
-                      .setTopics(
-                          List.of(
-                              new org.apache.kafka.common.message.DeleteRecordsRequestData
-                                      .DeleteRecordsTopic()
-                                  .setName("versions")
-                                  .setPartitions(
-                                      List.of(
-                                          new org.apache.kafka.common.message
-                                                  .DeleteRecordsRequestData.DeleteRecordsPartition()
-                                              .setPartitionIndex(1)
-                                              .setOffset(0))))))
-              .build(v);
-      case CREATE_PARTITIONS -> {
-        var topics =
-            new org.apache.kafka.common.message.CreatePartitionsRequestData
-                .CreatePartitionsTopicCollection();
-        topics.add(
-            new org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic()
-                .setName("versions")
-                .setCount(3 + v)
-                .setAssignments(null));
-        yield new org.apache.kafka.common.requests.CreatePartitionsRequest.Builder(
-                new org.apache.kafka.common.message.CreatePartitionsRequestData()
-                    .setTopics(topics)
-                    .setTimeoutMs(10_000))
-            .build(v);
-      }
-      case DESCRIBE_CONFIGS ->
-          new org.apache.kafka.common.requests.DescribeConfigsRequest.Builder(
-                  new org.apache.kafka.common.message.DescribeConfigsRequestData()
-                      .setResources(
-                          List.of(
-                              new org.apache.kafka.common.message.DescribeConfigsRequestData
-                                      .DescribeConfigsResource()
-                                  .setResourceType(ConfigResource.Type.TOPIC.id())
-                                  .setResourceName("versions")
-                                  .setConfigurationKeys(null))))
-              .build(v);
-      case ALTER_CONFIGS ->
-          new org.apache.kafka.common.requests.AlterConfigsRequest.Builder(
-                  Map.of(
-                      new ConfigResource(ConfigResource.Type.TOPIC, "versions"),
-                      new org.apache.kafka.common.requests.AlterConfigsRequest.Config(
-                          List.of(
-                              new org.apache.kafka.common.requests.AlterConfigsRequest.ConfigEntry(
-                                  "retention.ms", "86400000")))),
-                  false)
-              .build(v);
-      case INCREMENTAL_ALTER_CONFIGS ->
-          new org.apache.kafka.common.requests.IncrementalAlterConfigsRequest.Builder(
-                  Map.of(
-                      new ConfigResource(ConfigResource.Type.TOPIC, "versions"),
-                      List.of(
-                          new org.apache.kafka.clients.admin.AlterConfigOp(
-                              new org.apache.kafka.clients.admin.ConfigEntry(
-                                  "retention.bytes", "1000000000"),
-                              org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))),
-                  false)
-              .build(v);
-      case DESCRIBE_CLUSTER ->
-          new org.apache.kafka.common.requests.DescribeClusterRequest.Builder(
-                  new org.apache.kafka.common.message.DescribeClusterRequestData())
-              .build(v);
-      default -> throw new AssertionError("advertised but not covered by this test: " + api);
-    };
-  }
-
-  private static CreateTopicsRequest.Builder createTopics(String name, int partitions) {
-    CreatableTopicCollection topics = new CreatableTopicCollection();
-    topics.add(
-        new CreatableTopic()
-            .setName(name)
-            .setNumPartitions(partitions)
-            .setReplicationFactor((short) 1));
-    return new CreateTopicsRequest.Builder(
-        new CreateTopicsRequestData().setTopics(topics).setTimeoutMs(10_000));
-  }
-
   private static AbstractResponse send(CreateTopicsRequest.Builder builder) throws Exception {
     return send(builder.build());
-  }
-
-  private static ProduceRequestData produceData(TopicPartition tp, MemoryRecords records) {
-    TopicProduceDataCollection topics = new TopicProduceDataCollection();
-    topics.add(
-        new TopicProduceData()
-            .setName(tp.topic())
-            .setPartitionData(
-                List.of(new PartitionProduceData().setIndex(tp.partition()).setRecords(records))));
-    return new ProduceRequestData().setAcks((short) -1).setTimeoutMs(10_000).setTopicData(topics);
   }
 
   /** Produces {@code records}, damaged by {@code damage} after kafka-clients built the request. */
   private static Errors produceError(
       MemoryRecords records, java.util.function.Consumer<ByteBuffer> damage) throws Exception {
     TopicPartition tp = new TopicPartition("bad-batches", 0);
-    ProduceRequest request = ProduceRequest.builder(produceData(tp, records)).build((short) 9);
+    ProduceRequest request =
+        ProduceRequest.builder(SampleRequests.produceData(tp, records)).build((short) 9);
     damage.accept(records.buffer());
     ProduceResponse response = (ProduceResponse) send(request);
     return Errors.forCode(
@@ -328,7 +141,7 @@ class ProtocolIT {
 
   @Test
   void invalidBatchesGetTheirErrorCodesAndNothingReachesTheLog() throws Exception {
-    send(createTopics("bad-batches", 1));
+    send(SampleRequests.createTopics("bad-batches", 1));
     assertThat(produceError(batch("ok".getBytes()), b -> {})).isEqualTo(Errors.NONE);
 
     // Kafka's v2 batch layout: magic at byte 16, CRC at 17 (over bytes 21..), record count at 57

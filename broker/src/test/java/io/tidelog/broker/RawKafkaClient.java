@@ -23,8 +23,12 @@ final class RawKafkaClient implements AutoCloseable {
   private int correlationId;
 
   RawKafkaClient(int port) throws IOException {
+    this(port, READ_TIMEOUT_MS);
+  }
+
+  RawKafkaClient(int port, int readTimeoutMs) throws IOException {
     socket = new Socket("127.0.0.1", port);
-    socket.setSoTimeout(READ_TIMEOUT_MS);
+    socket.setSoTimeout(readTimeoutMs);
     in = new DataInputStream(socket.getInputStream());
     out = socket.getOutputStream();
   }
