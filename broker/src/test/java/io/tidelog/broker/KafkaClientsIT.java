@@ -180,8 +180,11 @@ class KafkaClientsIT {
     }
     var latest = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp);
     var earliest = admin.listOffsets(Map.of(tp, OffsetSpec.earliest())).all().get().get(tp);
+    var newest = admin.listOffsets(Map.of(tp, OffsetSpec.maxTimestamp())).all().get().get(tp);
     assertThat(latest.offset()).isEqualTo(100);
     assertThat(earliest.offset()).isZero();
+    assertThat(newest.offset()).isEqualTo(99);
+    assertThat(newest.timestamp()).isEqualTo(t0 + 99_000L);
   }
 
   @Test

@@ -302,6 +302,22 @@ final class LogSegment implements AutoCloseable {
     return maxTimestampSoFar;
   }
 
+  /**
+   * The record with this segment's largest timestamp (the first such record), as ListOffsets'
+   * MAX_TIMESTAMP wants it (KIP-734), if the segment holds records with timestamps.
+   */
+  Optional<TimestampAndOffset> maxTimestampRecord() {
+    if (maxTimestampSoFar < 0) {
+      return Optional.empty();
+    }
+    LogOffsetPosition batchPosition = translateOffset(offsetOfMaxTimestampSoFar);
+    if (batchPosition == null) {
+      return Optional.empty();
+    }
+    return Optional.ofNullable(
+        log.searchForTimestamp(maxTimestampSoFar, batchPosition.position, baseOffset));
+  }
+
   boolean shouldRoll(RollParams params) {
     long waitedMs =
         firstBatchTimestamp >= 0 && params.maxTimestampInMessages() >= 0

@@ -439,6 +439,20 @@ public final class PartitionLog implements AutoCloseable {
     }
   }
 
+  /** The record with the largest timestamp in the log (ListOffsets MAX_TIMESTAMP, KIP-734). */
+  public Optional<TimestampAndOffset> maxTimestampRecord() {
+    checkOnline();
+    LogSegment newest = null;
+    for (LogSegment segment : segments.values()) {
+      if (newest == null || segment.maxTimestampSoFar() > newest.maxTimestampSoFar()) {
+        newest = segment;
+      }
+    }
+    return newest == null
+        ? Optional.empty()
+        : newest.maxTimestampRecord().filter(r -> r.offset >= logStartOffset);
+  }
+
   /**
    * The first record at or after the log start offset with a timestamp of at least {@code
    * timestamp}, as ListOffsets needs.

@@ -98,12 +98,13 @@ public final class OffsetsHandler {
                       .setOffset(earliest ? offsets[0] : offsets[1])
                       .setLeaderEpoch(0));
     }
-    if (timestamp < 0) {
+    if (timestamp < 0 && timestamp != ListOffsetsRequest.MAX_TIMESTAMP) {
       response.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
       return CompletableFuture.completedFuture(null);
     }
-    return replicas
-        .offsetForTimestamp(tp, timestamp)
+    return (timestamp == ListOffsetsRequest.MAX_TIMESTAMP
+            ? replicas.maxTimestampRecord(tp)
+            : replicas.offsetForTimestamp(tp, timestamp))
         .thenAccept(
             found -> {
               response.setErrorCode(Errors.NONE.code());

@@ -26,7 +26,7 @@ final class SupportedApis {
     RANGES.put(ApiKeys.METADATA, new short[] {0, 12});
     RANGES.put(ApiKeys.PRODUCE, new short[] {0, 12});
     RANGES.put(ApiKeys.FETCH, new short[] {4, 12});
-    RANGES.put(ApiKeys.LIST_OFFSETS, new short[] {1, 6});
+    RANGES.put(ApiKeys.LIST_OFFSETS, new short[] {1, 7});
     RANGES.put(ApiKeys.CREATE_TOPICS, new short[] {2, 7});
     RANGES.put(ApiKeys.DELETE_TOPICS, new short[] {1, 6});
     RANGES.put(ApiKeys.INIT_PRODUCER_ID, new short[] {0, 5});

@@ -137,6 +137,10 @@ public final class ReplicaManager implements AutoCloseable {
     return onShard(tp, log -> log.offsetForTimestamp(timestamp));
   }
 
+  public CompletableFuture<Optional<TimestampAndOffset>> maxTimestampRecord(TopicPartition tp) {
+    return onShard(tp, PartitionLog::maxTimestampRecord);
+  }
+
   /** Creates the logs of every partition of a new topic, each on its own shard. */
   public CompletableFuture<Void> createLogs(TopicMetadata topic) {
     List<CompletableFuture<PartitionLog>> created = new ArrayList<>();
