@@ -1,6 +1,7 @@
 package io.tidelog.broker.log;
 
 import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
@@ -32,6 +33,18 @@ final class LogValidator {
    * @throws RecordBatchTooLargeException for a request larger than a segment
    */
   Validated validate(MemoryRecords records, LogConfig config) {
+    try {
+      return validateBatches(records, config);
+    } catch (ApiException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // kafka-clients' parsers throw plain runtime exceptions on some malformed input (a batch
+      // length near Integer.MAX_VALUE overflows its bounds check): that is a corrupt request.
+      throw new CorruptRecordException("Malformed record batches: " + e);
+    }
+  }
+
+  private Validated validateBatches(MemoryRecords records, LogConfig config) {
     if (records.sizeInBytes() > config.segmentBytes()) {
       throw new RecordBatchTooLargeException(
           "The request has "

@@ -35,6 +35,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AlterConfigsRequest;
 import org.apache.kafka.common.requests.AlterConfigsResponse;
+import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
@@ -177,66 +178,58 @@ public final class ConfigsHandler {
   CompletableFuture<IncrementalAlterConfigsResponse> incrementalAlter(
       RequestHeader header, AbstractRequest request) {
     IncrementalAlterConfigsRequestData data = ((IncrementalAlterConfigsRequest) request).data();
-    List<CompletableFuture<AlterConfigsResourceResponse>> results = new ArrayList<>();
+    IncrementalAlterConfigsResponseData response = new IncrementalAlterConfigsResponseData();
+    List<CompletableFuture<Void>> alters = new ArrayList<>();
     for (AlterConfigsResource resource : data.resources()) {
-      results.add(
+      AlterConfigsResourceResponse result =
+          new AlterConfigsResourceResponse()
+              .setResourceType(resource.resourceType())
+              .setResourceName(resource.resourceName());
+      response.responses().add(result);
+      alters.add(
           alter(
                   resource.resourceType(),
                   resource.resourceName(),
                   data.validateOnly(),
                   current -> applyOperations(current, resource.configs()))
               .handle(
-                  (v, e) ->
-                      new AlterConfigsResourceResponse()
-                          .setResourceType(resource.resourceType())
-                          .setResourceName(resource.resourceName())
-                          .setErrorCode(
-                              e == null
-                                  ? Errors.NONE.code()
-                                  : ErrorMapping.errorOf(e, header).code())
-                          .setErrorMessage(e == null ? null : ErrorMapping.messageOf(e))));
+                  (v, e) -> {
+                    ApiError error = ErrorMapping.apiError(e, header);
+                    result.setErrorCode(error.error().code()).setErrorMessage(error.message());
+                    return null;
+                  }));
     }
-    return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
-        .thenApply(
-            v -> {
-              IncrementalAlterConfigsResponseData response =
-                  new IncrementalAlterConfigsResponseData();
-              results.forEach(r -> response.responses().add(r.join()));
-              return new IncrementalAlterConfigsResponse(response);
-            });
+    return CompletableFuture.allOf(alters.toArray(CompletableFuture[]::new))
+        .thenApply(v -> new IncrementalAlterConfigsResponse(response));
   }
 
   CompletableFuture<AlterConfigsResponse> alter(RequestHeader header, AbstractRequest request) {
     AlterConfigsRequestData data = ((AlterConfigsRequest) request).data();
-    List<CompletableFuture<AlterConfigsResponseData.AlterConfigsResourceResponse>> results =
-        new ArrayList<>();
+    AlterConfigsResponseData response = new AlterConfigsResponseData();
+    List<CompletableFuture<Void>> alters = new ArrayList<>();
     for (AlterConfigsRequestData.AlterConfigsResource resource : data.resources()) {
+      AlterConfigsResponseData.AlterConfigsResourceResponse result =
+          new AlterConfigsResponseData.AlterConfigsResourceResponse()
+              .setResourceType(resource.resourceType())
+              .setResourceName(resource.resourceName());
+      response.responses().add(result);
       Map<String, String> replacement = new HashMap<>();
       resource.configs().forEach(c -> replacement.put(c.name(), c.value()));
-      results.add(
+      alters.add(
           alter(
                   resource.resourceType(),
                   resource.resourceName(),
                   data.validateOnly(),
                   current -> replacement)
               .handle(
-                  (v, e) ->
-                      new AlterConfigsResponseData.AlterConfigsResourceResponse()
-                          .setResourceType(resource.resourceType())
-                          .setResourceName(resource.resourceName())
-                          .setErrorCode(
-                              e == null
-                                  ? Errors.NONE.code()
-                                  : ErrorMapping.errorOf(e, header).code())
-                          .setErrorMessage(e == null ? null : ErrorMapping.messageOf(e))));
+                  (v, e) -> {
+                    ApiError error = ErrorMapping.apiError(e, header);
+                    result.setErrorCode(error.error().code()).setErrorMessage(error.message());
+                    return null;
+                  }));
     }
-    return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
-        .thenApply(
-            v -> {
-              AlterConfigsResponseData response = new AlterConfigsResponseData();
-              results.forEach(r -> response.responses().add(r.join()));
-              return new AlterConfigsResponse(response);
-            });
+    return CompletableFuture.allOf(alters.toArray(CompletableFuture[]::new))
+        .thenApply(v -> new AlterConfigsResponse(response));
   }
 
   /** Computes a topic's new overrides, validates them, stores them and applies them to its logs. */

@@ -4,6 +4,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +41,11 @@ final class ErrorMapping {
           cause);
     }
     return error;
+  }
+
+  /** The error and message for a response, {@code NONE} when {@code e} is null. */
+  static ApiError apiError(Throwable e, RequestHeader header) {
+    return e == null ? ApiError.NONE : new ApiError(errorOf(e, header), messageOf(e));
   }
 
   static String messageOf(Throwable e) {

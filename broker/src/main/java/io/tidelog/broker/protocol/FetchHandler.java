@@ -108,9 +108,9 @@ public final class FetchHandler {
               .thenApply(
                   offsets ->
                       response
-                          .setHighWatermark(offsets[1])
-                          .setLastStableOffset(offsets[1])
-                          .setLogStartOffset(offsets[0])
+                          .setHighWatermark(offsets.highWatermark())
+                          .setLastStableOffset(offsets.highWatermark())
+                          .setLogStartOffset(offsets.logStartOffset())
                           .setRecords(MemoryRecords.EMPTY));
     } else {
       read =

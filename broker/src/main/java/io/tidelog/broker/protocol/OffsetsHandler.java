@@ -95,7 +95,7 @@ public final class OffsetsHandler {
               offsets ->
                   response
                       .setErrorCode(Errors.NONE.code())
-                      .setOffset(earliest ? offsets[0] : offsets[1])
+                      .setOffset(earliest ? offsets.logStartOffset() : offsets.highWatermark())
                       .setLeaderEpoch(0));
     }
     if (timestamp < 0 && timestamp != ListOffsetsRequest.MAX_TIMESTAMP) {

@@ -100,7 +100,10 @@ public final class RequestDispatcher implements RequestProcessor {
     }
     response =
         response.exceptionally(
-            e -> request.getErrorResponse(0, ErrorMapping.unwrap(errorLogged(e, header))));
+            e -> {
+              ErrorMapping.errorOf(e, header); // logs what is not a Kafka API error
+              return request.getErrorResponse(0, ErrorMapping.unwrap(e));
+            });
     Context context = Vertx.currentContext();
     return Future.fromCompletionStage(response, context)
         .map(
@@ -108,11 +111,6 @@ public final class RequestDispatcher implements RequestProcessor {
                 expectsNoResponse(request)
                     ? Optional.empty()
                     : Optional.of(r.toSend(header.toResponseHeader(), version)));
-  }
-
-  private static Throwable errorLogged(Throwable e, RequestHeader header) {
-    ErrorMapping.errorOf(e, header);
-    return e;
   }
 
   private static boolean expectsNoResponse(AbstractRequest request) {

@@ -127,9 +127,8 @@ public final class ReplicaManager implements AutoCloseable {
         });
   }
 
-  /** The log start and end offsets. */
-  public CompletableFuture<long[]> offsets(TopicPartition tp) {
-    return onShard(tp, log -> new long[] {log.logStartOffset(), log.logEndOffset()});
+  public CompletableFuture<PartitionOffsets> offsets(TopicPartition tp) {
+    return onShard(tp, log -> new PartitionOffsets(log.logStartOffset(), log.logEndOffset()));
   }
 
   public CompletableFuture<Optional<TimestampAndOffset>> offsetForTimestamp(

@@ -201,11 +201,14 @@ class PartitionLogTest {
     MemoryRecords wrongMagic = batch(T0, "x");
     wrongMagic.buffer().put(MAGIC_OFFSET, RecordBatch.MAGIC_VALUE_V1);
     MemoryRecords trailingBytes = withTrailingBytes(batch(T0, "x"), 7);
+    MemoryRecords hugeLength = batch(T0, "x");
+    hugeLength.buffer().putInt(8, Integer.MAX_VALUE - 5); // the batch length field, found by FuzzIT
 
     assertThrows(CorruptRecordException.class, () -> log.append(badCrc, 0));
     assertThrows(InvalidRecordException.class, () -> log.append(wrongCount, 0));
     assertThrows(InvalidRecordException.class, () -> log.append(wrongMagic, 0));
     assertThrows(CorruptRecordException.class, () -> log.append(trailingBytes, 0));
+    assertThrows(CorruptRecordException.class, () -> log.append(hugeLength, 0));
     assertThrows(RecordTooLargeException.class, () -> log.append(TestBatches.sized(1, 300, T0), 0));
     MemoryRecords sixBatches = concat(batch(T0, "x".repeat(120)), 6);
     assertThrows(RecordBatchTooLargeException.class, () -> log.append(sixBatches, 0));
