@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,7 +26,7 @@ final class DevCluster implements AutoCloseable {
 
   String up() throws Exception {
     Result result = run("up", "--port", String.valueOf(port));
-    assertThat(result.exitCode()).as("dev up: %s", result.output()).isZero();
+    assertThat(result.exitCode()).as("dev up: %s", result.errors()).isZero();
     return result.output().strip();
   }
 
@@ -67,20 +66,29 @@ final class DevCluster implements AutoCloseable {
     return exec(command, Path.of("/dev/null"));
   }
 
-  /** Runs {@code command} with {@code stdin} as its input; stderr goes to the test's output. */
+  /**
+   * Runs {@code command} with {@code stdin} as its input, for at most {@link #COMMAND_TIMEOUT_S},
+   * and collects its stdout and stderr (through files, so no pipe can fill up and stall it).
+   */
   static Result exec(List<String> command, Path stdin) throws Exception {
-    Process process =
-        new ProcessBuilder(command)
-            .redirectError(ProcessBuilder.Redirect.INHERIT)
-            .redirectInput(stdin.toFile())
-            .start();
-    boolean exited = process.waitFor(COMMAND_TIMEOUT_S, TimeUnit.SECONDS);
-    if (!exited) {
-      process.destroyForcibly();
-      throw new AssertionError(command + " did not finish in " + COMMAND_TIMEOUT_S + " s");
+    Path stdout = Files.createTempFile("tidelog-e2e", ".stdout");
+    Path stderr = Files.createTempFile("tidelog-e2e", ".stderr");
+    try {
+      Process process =
+          new ProcessBuilder(command)
+              .redirectOutput(stdout.toFile())
+              .redirectError(stderr.toFile())
+              .redirectInput(stdin.toFile())
+              .start();
+      if (!process.waitFor(COMMAND_TIMEOUT_S, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        throw new AssertionError(command + " did not finish in " + COMMAND_TIMEOUT_S + " s");
+      }
+      return new Result(process.exitValue(), Files.readString(stdout), Files.readString(stderr));
+    } finally {
+      Files.deleteIfExists(stdout);
+      Files.deleteIfExists(stderr);
     }
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    return new Result(process.exitValue(), output);
   }
 
   /** A free port whose health port (port + 1000) is free too. */
@@ -106,5 +114,5 @@ final class DevCluster implements AutoCloseable {
     down();
   }
 
-  record Result(int exitCode, String output) {}
+  record Result(int exitCode, String output, String errors) {}
 }

@@ -121,4 +121,24 @@ class DevClusterIT {
     }
     return values;
   }
+
+  @Test
+  void aBrokerWithAnUnknownConfigKeyRefusesToStartAndNamesIt() throws Exception {
+    Path config =
+        java.nio.file.Files.writeString(
+            dir.resolve("server.properties"),
+            "node.id=0\nlog.dirs=" + dir.resolve("data") + "\nlog.retention.hourz=5\n");
+
+    DevCluster.Result result =
+        DevCluster.exec(
+            List.of(
+                DevCluster.REPO.resolve("bin/tidelog").toString(),
+                "broker",
+                "--config",
+                config.toString()));
+
+    assertThat(result.exitCode()).isEqualTo(2);
+    assertThat(result.errors()).contains("Unknown broker config 'log.retention.hourz'");
+    assertThat(dir.resolve("data")).doesNotExist();
+  }
 }

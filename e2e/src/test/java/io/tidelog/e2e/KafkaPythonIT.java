@@ -23,7 +23,7 @@ class KafkaPythonIT {
       DevCluster.Result result =
           DevCluster.exec(List.of("/usr/bin/python3", script.toString(), bootstrap));
 
-      assertThat(result.exitCode()).as(result.output()).isZero();
+      assertThat(result.exitCode()).as(result.errors()).isZero();
       assertThat(result.output()).contains("ok 100");
     }
   }
