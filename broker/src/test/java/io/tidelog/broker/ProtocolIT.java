@@ -25,6 +25,7 @@ import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestHeader;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -170,6 +171,21 @@ class ProtocolIT {
     }
     try (RawKafkaClient client = new RawKafkaClient(broker.port)) {
       client.sendBytes(ByteBuffer.allocate(4).putInt(-5).array());
+      assertThat(client.closedByBroker()).isTrue();
+    }
+    // An oversize frame followed, in the same write, by a valid request: the request is not served
+    try (RawKafkaClient client = new RawKafkaClient(broker.port)) {
+      ByteBuffer valid =
+          new ApiVersionsRequest.Builder()
+              .build((short) 3)
+              .serializeWithHeader(new RequestHeader(ApiKeys.API_VERSIONS, (short) 3, "x", 1));
+      byte[] both =
+          ByteBuffer.allocate(8 + valid.remaining())
+              .putInt(REQUEST_MAX_BYTES + 1)
+              .putInt(valid.remaining())
+              .put(valid)
+              .array();
+      client.sendBytes(both);
       assertThat(client.closedByBroker()).isTrue();
     }
     assertBrokerServes();

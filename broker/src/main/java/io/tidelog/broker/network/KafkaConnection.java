@@ -47,6 +47,9 @@ final class KafkaConnection {
   }
 
   private void onBytes(Buffer buffer) {
+    if (closed) {
+      return; // bytes the parser still held when the connection was closed: never served
+    }
     if (expectingSize) {
       int size = buffer.getInt(0);
       if (size <= 0 || size > requestMaxBytes) {
@@ -114,6 +117,7 @@ final class KafkaConnection {
     if (!closed) {
       LOG.warn("Closing connection {}: {}", id, reason);
       closed = true;
+      parser.pause();
       socket.close();
     }
   }
