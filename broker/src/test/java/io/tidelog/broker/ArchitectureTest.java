@@ -1,11 +1,14 @@
 package io.tidelog.broker;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import io.tidelog.broker.log.LogManager;
+import io.tidelog.broker.log.PartitionLog;
 
 /** The dependency directions of ARCHITECTURE.md and STYLE.md, checked on the compiled classes. */
 @AnalyzeClasses(
@@ -45,4 +48,27 @@ class ArchitectureTest {
           .dependOnClassesThat()
           .haveFullyQualifiedName("org.apache.kafka.common.protocol.Errors")
           .because("protocol is the only place that maps exceptions to Kafka error codes");
+
+  @ArchTest
+  static final ArchRule eventLoopCodeReachesLogsOnlyThroughTheShards =
+      noClasses()
+          .that()
+          .resideInAnyPackage("io.tidelog.broker.network..", "io.tidelog.broker.protocol..")
+          .should()
+          .dependOnClassesThat(belongToAnyOf(PartitionLog.class, LogManager.class))
+          .orShould()
+          .dependOnClassesThat()
+          .resideInAPackage("java.nio.file..")
+          .because(
+              "network and protocol run on event loops: partition logs are touched only on their"
+                  + " storage shard (ReplicaManager), and files not at all");
+
+  @ArchTest
+  static final ArchRule eventLoopCodeNeverSleeps =
+      noClasses()
+          .that()
+          .resideInAnyPackage("io.tidelog.broker.network..", "io.tidelog.broker.protocol..")
+          .should()
+          .callMethod(Thread.class, "sleep", long.class)
+          .because("an event loop must never block");
 }
