@@ -327,4 +327,33 @@ class ProtocolIT {
         .isZero();
     assertThat((System.nanoTime() - emptyStart) / 1_000_000).isGreaterThanOrEqualTo(450);
   }
+
+  @Test
+  void pipelinedRequestsBeyondTheInFlightLimitAreAllAnsweredInOrder() throws Exception {
+    // Given 150 long-poll fetches written at once (more than the 64 a connection keeps in flight),
+    // each waiting 100 ms on an empty partition, then an ApiVersions
+    send(SampleRequests.createTopics("pipelined", 1));
+    TopicPartition tp = new TopicPartition("pipelined", 0);
+    int fetches = 150;
+    java.io.ByteArrayOutputStream pipeline = new java.io.ByteArrayOutputStream();
+    for (int i = 1; i <= fetches + 1; i++) {
+      AbstractRequest request =
+          i <= fetches
+              ? fetch(100, 1, 1 << 20, Map.of(tp, 0L))
+              : new ApiVersionsRequest.Builder().build((short) 3);
+      ByteBuffer body =
+          request.serializeWithHeader(
+              new RequestHeader(request.apiKey(), request.version(), "pipe", i));
+      pipeline.write(ByteBuffer.allocate(4).putInt(body.remaining()).array());
+      pipeline.write(body.array(), body.arrayOffset() + body.position(), body.remaining());
+    }
+    try (RawKafkaClient client = new RawKafkaClient(broker.port)) {
+      client.sendBytes(pipeline.toByteArray());
+
+      // Then every response comes back, in request order
+      for (int i = 1; i <= fetches + 1; i++) {
+        assertThat(ByteBuffer.wrap(client.readFrame()).getInt()).as("correlation id").isEqualTo(i);
+      }
+    }
+  }
 }

@@ -3,7 +3,6 @@ package io.tidelog.broker.network;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.net.NetSocketInternal;
-import io.vertx.core.parsetools.RecordParser;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -14,9 +13,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One client connection: size-prefixed frames in, responses out in request order while many
- * requests are in flight. At most {@link #IN_FLIGHT_MAX} requests wait for their turn; beyond that,
- * and while the socket's write queue is full, the connection stops reading (back-pressure). Event
- * loop only.
+ * requests are in flight.
+ *
+ * <p>Framing: once a frame's 4-byte size is read and checked against {@code
+ * socket.request.max.bytes}, one array of exactly that size is allocated and the socket's chunks
+ * are copied straight into it (as Kafka's {@code NetworkReceive} does); the request is parsed from
+ * that array without a further copy.
+ *
+ * <p>Back-pressure: at most {@link #IN_FLIGHT_MAX} requests wait for their turn; beyond that, and
+ * while the socket's write queue is full, the connection stops reading and keeps the rest of the
+ * current chunk until it resumes. Event loop only.
  */
 final class KafkaConnection {
   static final int IN_FLIGHT_MAX = 64;
@@ -24,13 +30,17 @@ final class KafkaConnection {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaConnection.class);
 
   private final NetSocketInternal socket;
-  private final RecordParser parser;
   private final RequestProcessor processor;
   private final int requestMaxBytes;
   private final String id;
   private final SocketWriter writer;
   private final ArrayDeque<Future<Optional<Send>>> inFlight = new ArrayDeque<>();
-  private boolean expectingSize = true;
+  private int sizeBytesRead;
+  private int frameSize;
+  private ByteBuffer frame;
+  private Buffer pendingChunk;
+  private int pendingPosition;
+  private boolean paused;
   private boolean closed;
 
   KafkaConnection(NetSocketInternal socket, RequestProcessor processor, int requestMaxBytes) {
@@ -39,39 +49,59 @@ final class KafkaConnection {
     this.requestMaxBytes = requestMaxBytes;
     this.id = socket.localAddress() + "-" + socket.remoteAddress();
     this.writer = new SocketWriter(socket);
-    this.parser = RecordParser.newFixed(SIZE_PREFIX_BYTES, socket);
-    parser.handler(this::onBytes);
-    parser.exceptionHandler(this::onReadFailure);
+    socket.handler(chunk -> consume(chunk, 0));
+    socket.exceptionHandler(this::onReadFailure);
     socket.closeHandler(v -> closed = true);
     socket.drainHandler(v -> maybeResume());
   }
 
-  private void onBytes(Buffer buffer) {
-    if (closed) {
-      return; // bytes the parser still held when the connection was closed: never served
-    }
-    if (expectingSize) {
-      int size = buffer.getInt(0);
-      if (size <= 0 || size > requestMaxBytes) {
-        close(
-            "a request frame of "
-                + size
-                + " bytes is outside 1.."
-                + requestMaxBytes
-                + " (socket.request.max.bytes)");
+  /** Reads frames from {@code chunk}; stops, keeping the rest, when the connection must pause. */
+  private void consume(Buffer chunk, int from) {
+    int position = from;
+    while (position < chunk.length() && !closed) {
+      if (paused) {
+        pendingChunk = chunk;
+        pendingPosition = position;
         return;
       }
-      expectingSize = false;
-      parser.fixedSizeMode(size);
-      return;
+      if (frame == null) {
+        while (position < chunk.length() && sizeBytesRead < SIZE_PREFIX_BYTES) {
+          frameSize = frameSize << 8 | chunk.getByte(position++) & 0xff;
+          sizeBytesRead++;
+        }
+        if (sizeBytesRead < SIZE_PREFIX_BYTES) {
+          return;
+        }
+        if (frameSize <= 0 || frameSize > requestMaxBytes) {
+          close(
+              "a request frame of "
+                  + frameSize
+                  + " bytes is outside 1.."
+                  + requestMaxBytes
+                  + " (socket.request.max.bytes)");
+          return;
+        }
+        frame = ByteBuffer.allocate(frameSize);
+        sizeBytesRead = 0;
+        frameSize = 0;
+      }
+      int copied = Math.min(frame.remaining(), chunk.length() - position);
+      chunk.getBytes(position, position + copied, frame.array(), frame.position());
+      frame.position(frame.position() + copied);
+      position += copied;
+      if (!frame.hasRemaining()) {
+        dispatch(frame.flip());
+        frame = null;
+      }
     }
-    expectingSize = true;
-    parser.fixedSizeMode(SIZE_PREFIX_BYTES);
-    Future<Optional<Send>> response = processor.process(ByteBuffer.wrap(buffer.getBytes()), id);
+  }
+
+  private void dispatch(ByteBuffer request) {
+    Future<Optional<Send>> response = processor.process(request, id);
     inFlight.add(response);
     response.onComplete(done -> writeCompleted());
     if (inFlight.size() >= IN_FLIGHT_MAX) {
-      parser.pause();
+      pause();
     }
   }
 
@@ -105,11 +135,31 @@ final class KafkaConnection {
     maybeResume();
   }
 
+  private void pause() {
+    if (!paused) {
+      paused = true;
+      socket.pause();
+    }
+  }
+
   private void maybeResume() {
-    if (!closed && inFlight.size() < IN_FLIGHT_MAX && !socket.writeQueueFull()) {
-      parser.resume();
-    } else if (socket.writeQueueFull()) {
-      parser.pause();
+    if (closed) {
+      return;
+    }
+    if (socket.writeQueueFull()) {
+      pause();
+      return;
+    }
+    if (paused && inFlight.size() < IN_FLIGHT_MAX) {
+      paused = false;
+      Buffer pending = pendingChunk;
+      pendingChunk = null;
+      if (pending != null) {
+        consume(pending, pendingPosition);
+      }
+      if (!paused) {
+        socket.resume();
+      }
     }
   }
 
@@ -117,7 +167,7 @@ final class KafkaConnection {
     if (!closed) {
       LOG.warn("Closing connection {}: {}", id, reason);
       closed = true;
-      parser.pause();
+      socket.pause();
       socket.close();
     }
   }
