@@ -191,13 +191,11 @@ public final class ConfigsHandler {
                   resource.resourceType(),
                   resource.resourceName(),
                   data.validateOnly(),
-                  current -> applyOperations(current, resource.configs()))
-              .handle(
-                  (v, e) -> {
-                    ApiError error = ErrorMapping.apiError(e, header);
-                    result.setErrorCode(error.error().code()).setErrorMessage(error.message());
-                    return null;
-                  }));
+                  current -> applyOperations(current, resource.configs()),
+                  header)
+              .thenAccept(
+                  error ->
+                      result.setErrorCode(error.error().code()).setErrorMessage(error.message())));
     }
     return CompletableFuture.allOf(alters.toArray(CompletableFuture[]::new))
         .thenApply(v -> new IncrementalAlterConfigsResponse(response));
@@ -220,30 +218,34 @@ public final class ConfigsHandler {
                   resource.resourceType(),
                   resource.resourceName(),
                   data.validateOnly(),
-                  current -> replacement)
-              .handle(
-                  (v, e) -> {
-                    ApiError error = ErrorMapping.apiError(e, header);
-                    result.setErrorCode(error.error().code()).setErrorMessage(error.message());
-                    return null;
-                  }));
+                  current -> replacement,
+                  header)
+              .thenAccept(
+                  error ->
+                      result.setErrorCode(error.error().code()).setErrorMessage(error.message())));
     }
     return CompletableFuture.allOf(alters.toArray(CompletableFuture[]::new))
         .thenApply(v -> new AlterConfigsResponse(response));
   }
 
-  /** Computes a topic's new overrides, validates them, stores them and applies them to its logs. */
-  private CompletableFuture<Void> alter(
+  /**
+   * Computes a topic's new overrides, validates them, stores them and applies them to its logs.
+   *
+   * @return the outcome for the response: {@code NONE} or the error
+   */
+  private CompletableFuture<ApiError> alter(
       byte resourceType,
       String name,
       boolean validateOnly,
-      UnaryOperator<Map<String, String>> change) {
+      UnaryOperator<Map<String, String>> change,
+      RequestHeader header) {
     if (ConfigResource.Type.forId(resourceType) != ConfigResource.Type.TOPIC) {
-      return CompletableFuture.failedFuture(
-          new InvalidRequestException(
+      return CompletableFuture.completedFuture(
+          new ApiError(
+              Errors.INVALID_REQUEST,
               "Only topic configs can be altered; broker configs are static"));
     }
-    return CompletableFuture.supplyAsync(
+    return CompletableFuture.<TopicMetadata>supplyAsync(
             () -> {
               TopicMetadata topic = topic(name);
               Map<String, String> overrides = change.apply(new HashMap<>(topic.configs()));
@@ -266,8 +268,9 @@ public final class ConfigsHandler {
         .thenCompose(
             updated ->
                 updated == null
-                    ? CompletableFuture.completedFuture(null)
-                    : replicas.updateConfigs(updated));
+                    ? CompletableFuture.<Void>completedFuture(null)
+                    : replicas.updateConfigs(updated))
+        .handle((v, e) -> ErrorMapping.apiError(e, header));
   }
 
   private static Map<String, String> applyOperations(

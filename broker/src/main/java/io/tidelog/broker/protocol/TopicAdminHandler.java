@@ -47,11 +47,13 @@ import org.apache.kafka.common.requests.RequestHeader;
  * event loop.
  */
 public final class TopicAdminHandler {
+  /** Until replication (issue #4), the cluster is this one broker. */
+  private static final int BROKER_COUNT = 1;
+
   private final BrokerConfig brokerConfig;
   private final MetadataStore metadata;
   private final ReplicaManager replicas;
   private final Executor metadataExecutor;
-  private final int brokerCount = 1;
 
   public TopicAdminHandler(
       BrokerConfig brokerConfig,
@@ -122,12 +124,12 @@ public final class TopicAdminHandler {
         throw new InvalidPartitionsException(
             "Number of partitions must be positive, not " + partitions);
       }
-      if (replication <= 0 || replication > brokerCount) {
+      if (replication <= 0 || replication > BROKER_COUNT) {
         throw new InvalidReplicationFactorException(
             "Replication factor "
                 + replication
                 + " is not between 1 and the "
-                + brokerCount
+                + BROKER_COUNT
                 + " available broker(s)");
       }
       validateConfigs(configs);
