@@ -1,6 +1,8 @@
 package io.tidelog.broker;
 
-import io.tidelog.broker.cluster.LocalMetadataStore;
+import io.tidelog.broker.cluster.BrokerInfo;
+import io.tidelog.broker.cluster.BrokerRegistration;
+import io.tidelog.broker.cluster.Controller;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
@@ -18,6 +20,7 @@ import io.tidelog.broker.protocol.ProduceHandler;
 import io.tidelog.broker.protocol.ProducerIdHandler;
 import io.tidelog.broker.protocol.RequestDispatcher;
 import io.tidelog.broker.protocol.TopicAdminHandler;
+import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -27,14 +30,17 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One Tidelog broker: the log manager, the partitions' storage shards, the Kafka listener and the
- * health endpoints. {@code main} runs it in the foreground from a {@code server.properties} file.
+ * One Tidelog broker: the cluster metadata from etcd, the log manager, the partitions' storage
+ * shards and replica fetchers, the Kafka listener, the health endpoints, its registration and its
+ * candidacy for controller. {@code main} runs it in the foreground from a {@code server.properties}
+ * file.
  */
 public final class Broker implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
@@ -52,34 +58,86 @@ public final class Broker implements AutoCloseable {
   private final LogManager logManager;
   private final ReplicaManager replicas;
   private final ExecutorService metadataExecutor;
+  private ReplicaFetchers fetchers;
+  private Controller controller;
+  private BrokerRegistration registration;
   private SocketServer server;
   private HttpServer http;
   private volatile boolean ready;
 
   private Broker(
-      Vertx vertx, MetadataStore metadata, LogManager logManager, ReplicaManager replicas) {
+      Vertx vertx,
+      MetadataStore metadata,
+      LogManager logManager,
+      ReplicaManager replicas,
+      ExecutorService metadataExecutor) {
     this.vertx = vertx;
     this.metadata = metadata;
     this.logManager = logManager;
     this.replicas = replicas;
-    this.metadataExecutor =
-        Executors.newSingleThreadExecutor(r -> new Thread(r, "tidelog-metadata"));
+    this.metadataExecutor = metadataExecutor;
   }
 
   public static Broker start(BrokerConfig config) throws Exception {
-    Path metadataDir = config.logDirs().get(0).resolve(".tidelog-metadata");
-    MetadataStore metadata = LocalMetadataStore.open(metadataDir);
+    MetadataStore metadata = MetadataStore.connect(config.etcdEndpoints(), config.clusterId());
     LogManager logManager =
         LogManager.start(
             config.logDirs(),
             topic -> topicConfig(config, metadata, topic),
             config.numRecoveryThreadsPerDataDir(),
             Time.SYSTEM);
+    ExecutorService metadataExecutor =
+        Executors.newSingleThreadExecutor(r -> new Thread(r, "tidelog-metadata"));
     ReplicaManager replicas =
-        new ReplicaManager(logManager, metadata, config.topicDefaults(), config.numIoThreads());
-    Broker broker = new Broker(Vertx.vertx(), metadata, logManager, replicas);
+        new ReplicaManager(
+            config.nodeId(),
+            logManager,
+            metadata,
+            config.topicDefaults(),
+            config.numIoThreads(),
+            config.replicaLagTimeMaxMs(),
+            metadataExecutor);
+    Broker broker = new Broker(Vertx.vertx(), metadata, logManager, replicas, metadataExecutor);
     broker.listen(config);
+    broker.join(config);
     return broker;
+  }
+
+  /** Follows the metadata, registers, and campaigns for controller. */
+  private void join(BrokerConfig config) throws InterruptedException {
+    fetchers =
+        new ReplicaFetchers(
+            vertx,
+            metadata,
+            replicas,
+            config.replicaFetchWaitMaxMs(),
+            config.replicaFetchMaxBytes(),
+            config.replicaFetchResponseMaxBytes());
+    replicas.start(fetchers);
+    controller =
+        new Controller(
+            metadata,
+            config.nodeId(),
+            config.autoLeaderRebalanceEnable(),
+            config.leaderImbalanceCheckIntervalMs());
+    Listener advertised = config.advertisedListeners().get(0);
+    registration =
+        new BrokerRegistration(
+            metadata,
+            new BrokerInfo(
+                config.nodeId(),
+                advertised.host(),
+                advertised.port(),
+                config.rack(),
+                Uuid.randomUuid().toString()),
+            config.brokerSessionTimeoutMs(),
+            lease -> {
+              controller.campaign(lease);
+              replicas.reapplyMetadata();
+            },
+            replicas::resignAll);
+    registration.register();
+    ready = true;
   }
 
   private static LogConfig topicConfig(BrokerConfig config, MetadataStore metadata, String topic) {
@@ -89,7 +147,7 @@ public final class Broker implements AutoCloseable {
   }
 
   private void listen(BrokerConfig config) throws Exception {
-    TopicAdminHandler topics = new TopicAdminHandler(config, metadata, replicas, metadataExecutor);
+    TopicAdminHandler topics = new TopicAdminHandler(config, metadata, metadataExecutor);
     BrokerApis apis =
         new BrokerApis(
             new MetadataHandler(config, metadata, topics),
@@ -97,7 +155,7 @@ public final class Broker implements AutoCloseable {
             new FetchHandler(replicas, vertx),
             new OffsetsHandler(replicas),
             topics,
-            new ConfigsHandler(config, metadata, replicas, metadataExecutor),
+            new ConfigsHandler(config, metadata, metadataExecutor),
             new ProducerIdHandler(metadata, metadataExecutor));
     server = new SocketServer(vertx, new RequestDispatcher(apis), config.socketRequestMaxBytes());
     Listener listener = config.listeners().get(0);
@@ -121,7 +179,6 @@ public final class Broker implements AutoCloseable {
     vertx.setPeriodic(RETENTION_CHECK_INTERVAL_MS, id -> replicas.runLogMaintenance());
     vertx.setPeriodic(
         CHECKPOINT_INTERVAL_MS, id -> metadataExecutor.execute(logManager::checkpoint));
-    ready = true;
     LOG.info(
         "Broker {} serves Kafka on {}:{} and health on port {}",
         config.nodeId(),
@@ -137,10 +194,24 @@ public final class Broker implements AutoCloseable {
         .get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
   }
 
-  /** Stops taking requests, lets the shards finish, then closes the logs cleanly. */
+  /**
+   * Resigns the controller and revokes the registration, so that the controller moves this broker's
+   * leaderships within milliseconds; then stops taking requests, lets the shards finish, and closes
+   * the logs cleanly.
+   */
   @Override
   public void close() throws Exception {
     ready = false;
+    if (controller != null) {
+      controller.resign();
+      controller.close();
+    }
+    if (registration != null) {
+      registration.close();
+    }
+    if (fetchers != null) {
+      fetchers.close();
+    }
     if (server != null) {
       await(server.close());
     }

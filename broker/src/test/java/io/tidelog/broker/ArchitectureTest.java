@@ -44,10 +44,14 @@ class ArchitectureTest {
       noClasses()
           .that()
           .resideOutsideOfPackage("io.tidelog.broker.protocol..")
+          .and()
+          .haveNameNotMatching("io\\.tidelog\\.broker\\.replica\\.ReplicaFetcher(\\$.*)?")
           .should()
           .dependOnClassesThat()
           .haveFullyQualifiedName("org.apache.kafka.common.protocol.Errors")
-          .because("protocol is the only place that maps exceptions to Kafka error codes");
+          .because(
+              "protocol is the only place that maps exceptions to Kafka error codes; the replica"
+                  + " fetcher, a client of another broker, only reads them");
 
   @ArchTest
   static final ArchRule eventLoopCodeReachesLogsOnlyThroughTheShards =

@@ -1,49 +1,66 @@
 package io.tidelog.broker;
 
 import io.tidelog.broker.config.BrokerConfig;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 
-/** A real broker on free loopback ports with its log directory under a test's temp dir. */
+/**
+ * A real broker on free loopback ports with its log directory under a test's temp dir. Unless the
+ * overrides name an etcd, it starts its own, beside the log directory.
+ */
 final class TestBroker implements AutoCloseable {
   final Broker broker;
   final int port;
   final int httpPort;
+  private final EtcdServer ownEtcd;
 
-  private TestBroker(Broker broker, int port, int httpPort) {
+  private TestBroker(Broker broker, int port, int httpPort, EtcdServer ownEtcd) {
     this.broker = broker;
     this.port = port;
     this.httpPort = httpPort;
+    this.ownEtcd = ownEtcd;
   }
 
   static TestBroker start(Path logDir, Map<String, String> overrides) throws Exception {
-    int port = freePort();
-    int httpPort = freePort();
+    EtcdServer ownEtcd =
+        overrides.containsKey(BrokerConfig.ETCD_ENDPOINTS)
+            ? null
+            : EtcdServer.start(logDir.resolveSibling(logDir.getFileName() + "-etcd"));
+    int port = EtcdServer.freePort();
+    int httpPort = EtcdServer.freePort();
     Map<String, String> config = new HashMap<>();
     config.put("node.id", "0");
     config.put("listeners", "PLAINTEXT://127.0.0.1:" + port);
     config.put("log.dirs", logDir.toString());
     config.put("tidelog.http.port", String.valueOf(httpPort));
     config.put("num.io.threads", "2");
+    if (ownEtcd != null) {
+      config.put(BrokerConfig.ETCD_ENDPOINTS, ownEtcd.endpoint());
+    }
     config.putAll(overrides);
-    return new TestBroker(Broker.start(BrokerConfig.parse(config)), port, httpPort);
+    try {
+      return new TestBroker(Broker.start(BrokerConfig.parse(config)), port, httpPort, ownEtcd);
+    } catch (Exception e) {
+      if (ownEtcd != null) {
+        ownEtcd.close();
+      }
+      throw e;
+    }
   }
 
   String bootstrap() {
     return "127.0.0.1:" + port;
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
-  }
-
   @Override
   public void close() throws Exception {
-    broker.close();
+    try {
+      broker.close();
+    } finally {
+      if (ownEtcd != null) {
+        ownEtcd.close();
+      }
+    }
   }
 }

@@ -1,44 +1,461 @@
 package io.tidelog.broker.cluster;
 
-import java.io.IOException;
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The cluster metadata the brokers share: topics and producer-id blocks. Issue #4 implements it on
- * etcd; a single broker keeps it on local disk ({@link LocalMetadataStore}).
+ * The cluster's metadata in etcd, under {@code /tidelog/<cluster.id>/} (ARCHITECTURE.md, "Cluster
+ * metadata in etcd"), and every broker's cache of it.
  *
- * <p>Reads are served from memory and never block; writes may block and must run off the event
- * loop.
+ * <p>Reads come from the current {@link ClusterImage}, which a watch on the prefix keeps up to
+ * date; a failed or compacted watch is replaced by a full re-read, never left stale. Writes are
+ * etcd transactions that compare what they replace, block for at most {@link #TIMEOUT_MS}, and
+ * return once this broker's image has caught up with them, so callers read their own writes. They
+ * must run off the event loops. Listeners are called on one thread, in revision order.
  */
-public interface MetadataStore extends AutoCloseable {
-  Optional<TopicMetadata> topic(String name);
+public final class MetadataStore implements AutoCloseable {
+  static final long TIMEOUT_MS = 10_000;
+  private static final long RELOAD_BACKOFF_MS = 1_000;
+  private static final int MAX_CAS_ATTEMPTS = 5;
+  private static final String PRODUCER_IDS = "producer-ids/next";
+  private static final Logger LOG = LoggerFactory.getLogger(MetadataStore.class);
 
-  Collection<TopicMetadata> topics();
+  private final Client client;
+  private final String prefix;
+  private final ScheduledExecutorService events;
+  private final List<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
+  private final Object revisionMonitor = new Object();
+  private volatile ClusterImage image = ClusterImage.EMPTY;
+  private Watch.Watcher watcher;
+  private volatile boolean closed;
+
+  private MetadataStore(Client client, String prefix) {
+    this.client = client;
+    this.prefix = prefix;
+    this.events = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-etcd"));
+  }
 
   /**
-   * Records a new topic with a fresh topic id.
+   * Connects to etcd and reads the cluster's metadata.
+   *
+   * @throws TimeoutException naming the endpoints when etcd does not answer
+   */
+  public static MetadataStore connect(List<String> endpoints, String clusterId) {
+    Client client = Client.builder().endpoints(endpoints.toArray(String[]::new)).build();
+    MetadataStore store = new MetadataStore(client, "/tidelog/" + clusterId + "/");
+    try {
+      store.events.submit(store::reload).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      store.close();
+      throw new TimeoutException("Cannot read cluster metadata from etcd at " + endpoints, e);
+    }
+    return store;
+  }
+
+  public ClusterImage image() {
+    return image;
+  }
+
+  public Optional<TopicMetadata> topic(String name) {
+    return Optional.ofNullable(image.topics().get(name));
+  }
+
+  public Collection<TopicMetadata> topics() {
+    return image.topics().values();
+  }
+
+  /** Calls {@code listener} with every new image, on the store's event thread. */
+  public void addListener(Consumer<ClusterImage> listener) {
+    listeners.add(listener);
+  }
+
+  /**
+   * Records a new topic with a fresh topic id, its replicas spread over the live brokers, and each
+   * partition led by its first replica with every replica in sync.
    *
    * @throws TopicExistsException when a topic of that name exists
+   * @throws org.apache.kafka.common.errors.InvalidReplicationFactorException when fewer brokers are
+   *     alive than the replication factor
    */
-  TopicMetadata createTopic(String name, int partitions, Map<String, String> configs)
-      throws IOException;
+  public TopicMetadata createTopic(
+      String name, int partitions, int replicationFactor, Map<String, String> configs) {
+    ClusterImage current = image;
+    if (current.topics().containsKey(name)) {
+      throw new TopicExistsException("Topic '" + name + "' already exists");
+    }
+    List<List<Integer>> assignment =
+        ReplicaAssignment.assign(
+            current.brokers().values(),
+            partitions,
+            replicationFactor,
+            ThreadLocalRandom.current().nextInt(1 << 16));
+    TopicMetadata topic = new TopicMetadata(name, Uuid.randomUuid(), assignment, configs, 0);
+    List<Op> ops = new ArrayList<>();
+    ops.add(put(topicKey(name), topic.toJson().encode()));
+    addPartitionOps(topic, 0, ops);
+    TxnResponse response =
+        commit(
+            client
+                .getKVClient()
+                .txn()
+                .If(new Cmp(key(topicKey(name)), Cmp.Op.EQUAL, CmpTarget.version(0)))
+                .Then(ops.toArray(Op[]::new)));
+    if (!response.isSucceeded()) {
+      throw new TopicExistsException("Topic '" + name + "' already exists");
+    }
+    awaitRevision(response.getHeader().getRevision());
+    return image.topics().get(name);
+  }
+
+  private void addPartitionOps(TopicMetadata topic, int from, List<Op> ops) {
+    for (int p = from; p < topic.partitions(); p++) {
+      List<Integer> replicas = topic.replicas(p);
+      PartitionState state = new PartitionState(replicas.get(0), 0, replicas, 0, 0);
+      ops.add(put(partitionKey(new TopicPartition(topic.name(), p)), state.toJson().encode()));
+    }
+  }
+
+  /** Replaces a topic's config overrides. */
+  public TopicMetadata updateConfigs(String name, Map<String, String> configs) {
+    return updateTopic(name, topic -> topic.withConfigs(configs));
+  }
 
   /**
-   * Replaces a topic's partition count and configs; its name and id stay.
-   *
-   * @throws org.apache.kafka.common.errors.UnknownTopicOrPartitionException when it does not exist
+   * Grows a topic to {@code total} partitions, the new ones spread over the live brokers with the
+   * topic's replication factor.
    */
-  TopicMetadata updateTopic(TopicMetadata topic) throws IOException;
+  public TopicMetadata addPartitions(String name, int total) {
+    return updateTopic(
+        name,
+        topic -> {
+          if (total <= topic.partitions()) {
+            throw new InvalidPartitionsException(
+                "Topic '"
+                    + name
+                    + "' has "
+                    + topic.partitions()
+                    + " partitions, not fewer than "
+                    + total);
+          }
+          List<List<Integer>> grown = new ArrayList<>(topic.assignment());
+          grown.addAll(
+              ReplicaAssignment.assign(
+                  image.brokers().values(),
+                  total - topic.partitions(),
+                  topic.replicas(0).size(),
+                  topic.partitions()));
+          return topic.withAssignment(grown);
+        });
+  }
 
-  /** Removes the topic; returns whether it existed. */
-  boolean deleteTopic(String name) throws IOException;
+  private TopicMetadata updateTopic(String name, UnaryOperator<TopicMetadata> change) {
+    for (int attempt = 1; ; attempt++) {
+      TopicMetadata current =
+          topic(name)
+              .orElseThrow(
+                  () ->
+                      new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist"));
+      TopicMetadata next = change.apply(current);
+      List<Op> ops = new ArrayList<>();
+      ops.add(put(topicKey(name), next.toJson().encode()));
+      addPartitionOps(next, current.partitions(), ops);
+      TxnResponse response =
+          commit(
+              client
+                  .getKVClient()
+                  .txn()
+                  .If(
+                      new Cmp(
+                          key(topicKey(name)),
+                          Cmp.Op.EQUAL,
+                          CmpTarget.modRevision(current.modRevision())))
+                  .Then(ops.toArray(Op[]::new)));
+      awaitRevision(response.getHeader().getRevision());
+      if (response.isSucceeded()) {
+        return image.topics().get(name);
+      }
+      if (attempt == MAX_CAS_ATTEMPTS) {
+        throw new TimeoutException("Topic '" + name + "' kept changing under the update");
+      }
+    }
+  }
 
-  /** Reserves {@code count} producer ids and returns the first. */
-  long allocateProducerIds(int count) throws IOException;
+  /** Removes the topic and its partition states; returns whether it existed. */
+  public boolean deleteTopic(String name) {
+    TxnResponse response =
+        commit(
+            client
+                .getKVClient()
+                .txn()
+                .If(new Cmp(key(topicKey(name)), Cmp.Op.GREATER, CmpTarget.version(0)))
+                .Then(
+                    Op.delete(key(topicKey(name)), DeleteOption.DEFAULT),
+                    Op.delete(
+                        key(ClusterImage.PARTITIONS + name + "/"),
+                        DeleteOption.builder().isPrefix(true).build())));
+    awaitRevision(response.getHeader().getRevision());
+    return response.isSucceeded();
+  }
+
+  /** Reserves {@code count} producer ids, cluster-wide, and returns the first. */
+  public long allocateProducerIds(int count) {
+    ByteSequence key = key(PRODUCER_IDS);
+    for (int attempt = 1; ; attempt++) {
+      GetResponse current = get(client.getKVClient().get(key));
+      long next = 0;
+      long modRevision = 0;
+      if (!current.getKvs().isEmpty()) {
+        KeyValue kv = current.getKvs().get(0);
+        next = Long.parseLong(kv.getValue().toString(UTF_8));
+        modRevision = kv.getModRevision();
+      }
+      TxnResponse response =
+          commit(
+              client
+                  .getKVClient()
+                  .txn()
+                  .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(modRevision)))
+                  .Then(put(PRODUCER_IDS, String.valueOf(next + count))));
+      if (response.isSucceeded()) {
+        return next;
+      }
+      if (attempt == MAX_CAS_ATTEMPTS) {
+        throw new TimeoutException("The producer id block kept changing under the allocation");
+      }
+    }
+  }
+
+  /**
+   * Replaces a partition's state if it is still {@code expected}, also comparing {@code fences}
+   * (the controller's election key).
+   *
+   * @return the written state, or empty when another write came first
+   */
+  Optional<PartitionState> writePartition(
+      TopicPartition tp, PartitionState expected, PartitionState next, Cmp... fences) {
+    List<Cmp> compares = new ArrayList<>(List.of(fences));
+    compares.add(
+        new Cmp(
+            key(partitionKey(tp)), Cmp.Op.EQUAL, CmpTarget.modRevision(expected.modRevision())));
+    TxnResponse response =
+        commit(
+            client
+                .getKVClient()
+                .txn()
+                .If(compares.toArray(Cmp[]::new))
+                .Then(put(partitionKey(tp), next.toJson().encode())));
+    awaitRevision(response.getHeader().getRevision());
+    return response.isSucceeded() ? image.partition(tp) : Optional.empty();
+  }
+
+  /**
+   * The ISR change a leader makes: a compare-and-swap on the partition's state.
+   *
+   * @return the written state, or empty when the state changed first (a new leader or epoch)
+   */
+  public Optional<PartitionState> alterIsr(
+      TopicPartition tp, PartitionState expected, List<Integer> isr) {
+    return writePartition(tp, expected, expected.withIsr(isr));
+  }
+
+  Client client() {
+    return client;
+  }
+
+  ByteSequence key(String relative) {
+    return ByteSequence.from(prefix + relative, UTF_8);
+  }
+
+  static String topicKey(String name) {
+    return ClusterImage.TOPICS + name;
+  }
+
+  static String partitionKey(TopicPartition tp) {
+    return ClusterImage.PARTITIONS + tp.topic() + "/" + tp.partition();
+  }
+
+  private Op put(String relative, String value) {
+    return Op.put(key(relative), ByteSequence.from(value, UTF_8), PutOption.DEFAULT);
+  }
+
+  TxnResponse commit(io.etcd.jetcd.Txn txn) {
+    return get(txn.commit());
+  }
+
+  static <T> T get(CompletableFuture<T> future) {
+    try {
+      return future.get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      future.cancel(true);
+      throw new TimeoutException("etcd did not answer within " + TIMEOUT_MS + " ms");
+    } catch (ExecutionException e) {
+      throw new KafkaException("etcd failed: " + e.getCause(), e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new KafkaException("Interrupted while waiting for etcd", e);
+    }
+  }
+
+  /** Waits until this broker's image includes {@code revision}. */
+  void awaitRevision(long revision) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+    synchronized (revisionMonitor) {
+      while (image.revision() < revision) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new TimeoutException(
+              "The metadata watch did not reach revision " + revision + " in time");
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(revisionMonitor, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new KafkaException("Interrupted while waiting for metadata", e);
+        }
+      }
+    }
+  }
+
+  /** Reads the whole prefix and watches from the revision after it; runs on the event thread. */
+  private void reload() {
+    if (closed) {
+      return;
+    }
+    if (watcher != null) {
+      watcher.close();
+      watcher = null;
+    }
+    GetResponse all;
+    try {
+      all = get(client.getKVClient().get(key(""), GetOption.builder().isPrefix(true).build()));
+    } catch (RuntimeException e) {
+      LOG.warn("Reading cluster metadata from etcd failed, retrying: {}", e.getMessage());
+      events.schedule(this::reload, RELOAD_BACKOFF_MS, TimeUnit.MILLISECONDS);
+      return;
+    }
+    ClusterImage.Builder builder = ClusterImage.EMPTY.toBuilder();
+    for (KeyValue kv : all.getKvs()) {
+      builder.apply(
+          relative(kv), kv.getValue().toString(UTF_8), kv.getCreateRevision(), kv.getModRevision());
+    }
+    long revision = all.getHeader().getRevision();
+    publish(builder.revision(revision).build());
+    watcher =
+        client
+            .getWatchClient()
+            .watch(
+                key(""),
+                WatchOption.builder().isPrefix(true).withRevision(revision + 1).build(),
+                Watch.listener(
+                    response -> onEventThread(() -> onWatch(response)),
+                    error -> onEventThread(() -> onWatchLost(error)),
+                    () -> onEventThread(() -> onWatchLost(null))));
+  }
+
+  private void onEventThread(Runnable task) {
+    if (!closed) {
+      try {
+        events.execute(task);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // closing
+      }
+    }
+  }
+
+  private void onWatch(WatchResponse response) {
+    ClusterImage.Builder builder = image.toBuilder();
+    for (WatchEvent event : response.getEvents()) {
+      KeyValue kv = event.getKeyValue();
+      boolean deleted = event.getEventType() == WatchEvent.EventType.DELETE;
+      builder.apply(
+          relative(kv),
+          deleted ? null : kv.getValue().toString(UTF_8),
+          kv.getCreateRevision(),
+          kv.getModRevision());
+    }
+    publish(builder.revision(response.getHeader().getRevision()).build());
+  }
+
+  private void onWatchLost(Throwable error) {
+    if (closed) {
+      return;
+    }
+    LOG.warn("The etcd watch ended ({}); re-reading the cluster metadata", error);
+    reload();
+  }
+
+  /**
+   * Installs {@code next} and tells the listeners before waking writers waiting for it, so that
+   * what the listeners queue (partition role changes) precedes the writers' next requests.
+   */
+  private void publish(ClusterImage next) {
+    image = next;
+    for (Consumer<ClusterImage> listener : listeners) {
+      try {
+        listener.accept(next);
+      } catch (RuntimeException e) {
+        LOG.error("A metadata listener failed", e);
+      }
+    }
+    synchronized (revisionMonitor) {
+      revisionMonitor.notifyAll();
+    }
+  }
+
+  private String relative(KeyValue kv) {
+    return kv.getKey().toString(UTF_8).substring(prefix.length());
+  }
 
   @Override
-  void close() throws IOException;
+  public void close() {
+    closed = true;
+    events.shutdownNow();
+    try {
+      events.awaitTermination(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (watcher != null) {
+      watcher.close();
+    }
+    client.close();
+  }
 }

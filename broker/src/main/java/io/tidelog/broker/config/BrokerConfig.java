@@ -9,6 +9,7 @@ import static org.apache.kafka.common.config.ConfigDef.Range.between;
 import static org.apache.kafka.common.config.ConfigDef.Type.BOOLEAN;
 import static org.apache.kafka.common.config.ConfigDef.Type.INT;
 import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
+import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
 import io.tidelog.broker.log.LogConfig;
@@ -46,6 +47,18 @@ public final class BrokerConfig {
   public static final String NUM_IO_THREADS = "num.io.threads";
   public static final String CLUSTER_ID = "cluster.id";
   public static final String BROKER_RACK = "broker.rack";
+
+  public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
+  public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+  public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
+  public static final String REPLICA_FETCH_MAX_BYTES = "replica.fetch.max.bytes";
+  public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
+  public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
+  public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS =
+      "leader.imbalance.check.interval.seconds";
+
+  /** Tidelog's own: the etcd cluster that holds the metadata, as a list of client URLs. */
+  public static final String ETCD_ENDPOINTS = "tidelog.etcd.endpoints";
 
   /** Tidelog's own: the HTTP port of {@code /healthz} and {@code /readyz}; 0 picks a free one. */
   public static final String HTTP_PORT = "tidelog.http.port";
@@ -132,6 +145,60 @@ public final class BrokerConfig {
                 "Storage shards: ordered threads that own the partitions' logs.")
             .define(CLUSTER_ID, STRING, "tidelog", MEDIUM, "The cluster id reported to clients.")
             .define(BROKER_RACK, STRING, null, LOW, "The broker's rack.")
+            .define(
+                ETCD_ENDPOINTS,
+                LIST,
+                "http://127.0.0.1:2379",
+                HIGH,
+                "The etcd client URLs of the cluster's metadata store.")
+            .define(
+                BROKER_SESSION_TIMEOUT_MS,
+                INT,
+                9000,
+                atLeast(1000),
+                MEDIUM,
+                "The TTL of the broker's etcd lease: a broker silent this long is dead.")
+            .define(
+                REPLICA_LAG_TIME_MAX_MS,
+                LONG,
+                30_000L,
+                atLeast(1),
+                MEDIUM,
+                "A follower not caught up within this time leaves the ISR.")
+            .define(
+                REPLICA_FETCH_WAIT_MAX_MS,
+                INT,
+                500,
+                atLeast(0),
+                MEDIUM,
+                "How long a follower's fetch waits at the leader for new data.")
+            .define(
+                REPLICA_FETCH_MAX_BYTES,
+                INT,
+                1024 * 1024,
+                atLeast(0),
+                MEDIUM,
+                "Bytes a follower fetches per partition per request.")
+            .define(
+                REPLICA_FETCH_RESPONSE_MAX_BYTES,
+                INT,
+                10 * 1024 * 1024,
+                atLeast(0),
+                MEDIUM,
+                "Bytes a follower fetches per request.")
+            .define(
+                AUTO_LEADER_REBALANCE_ENABLE,
+                BOOLEAN,
+                true,
+                MEDIUM,
+                "Move leadership back to preferred replicas periodically.")
+            .define(
+                LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS,
+                LONG,
+                300L,
+                atLeast(1),
+                MEDIUM,
+                "How often the controller checks for preferred-leader imbalance.")
             .define(
                 HTTP_PORT,
                 INT,
@@ -268,6 +335,38 @@ public final class BrokerConfig {
 
   public String rack() {
     return (String) values.get(BROKER_RACK);
+  }
+
+  public List<String> etcdEndpoints() {
+    return list(ETCD_ENDPOINTS);
+  }
+
+  public int brokerSessionTimeoutMs() {
+    return (Integer) values.get(BROKER_SESSION_TIMEOUT_MS);
+  }
+
+  public long replicaLagTimeMaxMs() {
+    return (Long) values.get(REPLICA_LAG_TIME_MAX_MS);
+  }
+
+  public int replicaFetchWaitMaxMs() {
+    return (Integer) values.get(REPLICA_FETCH_WAIT_MAX_MS);
+  }
+
+  public int replicaFetchMaxBytes() {
+    return (Integer) values.get(REPLICA_FETCH_MAX_BYTES);
+  }
+
+  public int replicaFetchResponseMaxBytes() {
+    return (Integer) values.get(REPLICA_FETCH_RESPONSE_MAX_BYTES);
+  }
+
+  public boolean autoLeaderRebalanceEnable() {
+    return (Boolean) values.get(AUTO_LEADER_REBALANCE_ENABLE);
+  }
+
+  public long leaderImbalanceCheckIntervalMs() {
+    return (Long) values.get(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS) * 1000;
   }
 
   public int httpPort() {

@@ -15,7 +15,7 @@ import org.apache.kafka.common.config.TopicConfig;
 
 /**
  * Every topic config a topic may set, under Kafka's names: those the log honours ({@link
- * LogConfig}) and those stored for replication (issue #4), {@code min.insync.replicas} and {@code
+ * LogConfig}) and those of replication, {@code min.insync.replicas} and {@code
  * unclean.leader.election.enable}. {@code cleanup.policy} accepts {@code delete} until compaction
  * exists.
  */
@@ -65,6 +65,15 @@ public final class TopicConfigs {
     Map<String, String> merged = merged(brokerDefaults, overrides);
     merged.keySet().retainAll(LogConfig.CONFIG_DEF.names());
     return LogConfig.parse(merged);
+  }
+
+  /** The topic's {@code min.insync.replicas}. */
+  public static int minInsyncReplicas(
+      Map<String, String> brokerDefaults, Map<String, String> overrides) {
+    return (Integer)
+        CONFIG_DEF
+            .parse(merged(brokerDefaults, overrides))
+            .get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
   }
 
   private static Map<String, String> merged(

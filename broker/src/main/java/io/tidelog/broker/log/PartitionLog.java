@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.regex.Pattern;
+import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.KafkaStorageException;
@@ -300,10 +301,52 @@ public final class PartitionLog implements AutoCloseable {
     TimestampType timestampType = config.messageTimestampType();
     long maxTimestamp =
         LogValidator.assignOffsets(records, firstOffset, leaderEpoch, timestampType, nowMs);
+    return write(
+        records,
+        validated,
+        maxTimestamp,
+        timestampType == TimestampType.LOG_APPEND_TIME ? nowMs : -1L,
+        nowMs);
+  }
+
+  /**
+   * Appends batches that a follower fetched from its leader: they carry their offsets and leader
+   * epochs already, are checked as a leader checks them, and must start at the log end offset.
+   *
+   * @throws InvalidRecordException when they do not start at the log end offset
+   */
+  public LogAppendInfo appendAsFollower(MemoryRecords records) {
+    checkOnline();
+    long nowMs = services.time().milliseconds();
+    LogValidator.Validated validated = validator.validate(records, config);
+    long firstOffset = records.batches().iterator().next().baseOffset();
+    if (firstOffset != logEndOffset) {
+      throw new InvalidRecordException(
+          "Fetched batches start at offset "
+              + firstOffset
+              + ", not at the log end offset "
+              + logEndOffset);
+    }
+    long maxTimestamp = RecordBatch.NO_TIMESTAMP;
+    for (RecordBatch batch : records.batches()) {
+      maxTimestamp = Math.max(maxTimestamp, batch.maxTimestamp());
+    }
+    return write(records, validated, maxTimestamp, -1L, nowMs);
+  }
+
+  /** Writes batches whose offsets and epochs are set, from the log end offset on. */
+  private LogAppendInfo write(
+      MemoryRecords records,
+      LogValidator.Validated validated,
+      long maxTimestamp,
+      long logAppendTimeMs,
+      long nowMs) {
+    long firstOffset = logEndOffset;
     long lastOffset = firstOffset;
     for (var batch : records.batches()) {
       lastOffset = batch.lastOffset();
     }
+    LogConfig config = this.config;
     try {
       LogSegment segment =
           maybeRoll(
@@ -315,7 +358,9 @@ public final class PartitionLog implements AutoCloseable {
                   config.segmentBytes(),
                   config.segmentMs()));
       segment.append(lastOffset, records);
-      leaderEpochCache.assign(leaderEpoch, firstOffset);
+      for (RecordBatch batch : records.batches()) {
+        leaderEpochCache.assign(batch.partitionLeaderEpoch(), batch.baseOffset());
+      }
     } catch (IOException e) {
       throw failDirectory(e);
     }
@@ -329,7 +374,7 @@ public final class PartitionLog implements AutoCloseable {
         firstOffset,
         lastOffset,
         maxTimestamp,
-        timestampType == TimestampType.LOG_APPEND_TIME ? nowMs : -1L,
+        logAppendTimeMs,
         validated.recordCount(),
         records.sizeInBytes());
   }
@@ -474,6 +519,19 @@ public final class PartitionLog implements AutoCloseable {
   /** For OffsetForLeaderEpoch: the largest epoch at most {@code epoch} and where it ends. */
   public EpochEndOffset endOffsetForEpoch(int epoch) {
     return leaderEpochCache.endOffsetFor(epoch, logEndOffset);
+  }
+
+  /**
+   * Starts {@code epoch} at the log end offset, as a new leader does before its first append, so
+   * that followers of the old epoch find where it ended.
+   */
+  public void assignLeaderEpoch(int epoch) {
+    checkOnline();
+    try {
+      leaderEpochCache.assign(epoch, logEndOffset);
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
   }
 
   public int latestEpoch() {

@@ -4,9 +4,6 @@ import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.TopicConfigs;
-import io.tidelog.broker.replica.ReplicaManager;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -53,17 +50,12 @@ import org.apache.kafka.common.requests.RequestHeader;
 public final class ConfigsHandler {
   private final BrokerConfig brokerConfig;
   private final MetadataStore metadata;
-  private final ReplicaManager replicas;
   private final Executor metadataExecutor;
 
   public ConfigsHandler(
-      BrokerConfig brokerConfig,
-      MetadataStore metadata,
-      ReplicaManager replicas,
-      Executor metadataExecutor) {
+      BrokerConfig brokerConfig, MetadataStore metadata, Executor metadataExecutor) {
     this.brokerConfig = brokerConfig;
     this.metadata = metadata;
-    this.replicas = replicas;
     this.metadataExecutor = metadataExecutor;
   }
 
@@ -257,19 +249,9 @@ public final class ConfigsHandler {
               if (validateOnly) {
                 return null;
               }
-              try {
-                return metadata.updateTopic(
-                    new TopicMetadata(name, topic.topicId(), topic.partitions(), overrides));
-              } catch (IOException e) {
-                throw new UncheckedIOException(e);
-              }
+              return metadata.updateConfigs(name, overrides);
             },
             metadataExecutor)
-        .thenCompose(
-            updated ->
-                updated == null
-                    ? CompletableFuture.<Void>completedFuture(null)
-                    : replicas.updateConfigs(updated))
         .handle((v, e) -> ErrorMapping.apiError(e, header));
   }
 

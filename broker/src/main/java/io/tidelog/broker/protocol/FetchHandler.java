@@ -80,6 +80,7 @@ public final class FetchHandler {
   }
 
   private CompletableFuture<FetchResult> readAll(FetchRequestData data, RequestHeader header) {
+    int replicaId = FetchRequest.replicaId(data);
     FetchResult result = new FetchResult(new ArrayList<>(), data.maxBytes());
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
     for (FetchTopic topic : data.topics()) {
@@ -89,7 +90,7 @@ public final class FetchHandler {
         TopicPartition tp = new TopicPartition(topic.topic(), partition.partition());
         chain =
             chain
-                .thenCompose(v -> readOne(tp, partition, result, header))
+                .thenCompose(v -> readOne(tp, partition, replicaId, result, header))
                 .thenAccept(topicResponse.partitions()::add);
       }
     }
@@ -97,7 +98,11 @@ public final class FetchHandler {
   }
 
   private CompletableFuture<PartitionData> readOne(
-      TopicPartition tp, FetchPartition partition, FetchResult result, RequestHeader header) {
+      TopicPartition tp,
+      FetchPartition partition,
+      int replicaId,
+      FetchResult result,
+      RequestHeader header) {
     PartitionData response = new PartitionData().setPartitionIndex(tp.partition());
     int budget = Math.min(partition.partitionMaxBytes(), result.remainingBytes());
     CompletableFuture<PartitionData> read;
@@ -112,10 +117,21 @@ public final class FetchHandler {
                           .setLastStableOffset(offsets.highWatermark())
                           .setLogStartOffset(offsets.logStartOffset())
                           .setRecords(MemoryRecords.EMPTY));
+    } else if (replicaId >= 0) {
+      read =
+          replicas
+              .readForFollower(
+                  tp,
+                  replicaId,
+                  partition.fetchOffset(),
+                  partition.lastFetchedEpoch(),
+                  partition.currentLeaderEpoch(),
+                  budget)
+              .thenApply(r -> withRecords(response, r, result));
     } else {
       read =
           replicas
-              .read(tp, partition.fetchOffset(), budget)
+              .read(tp, partition.fetchOffset(), budget, partition.currentLeaderEpoch())
               .thenApply(r -> withRecords(response, r, result));
     }
     return read.exceptionally(
@@ -130,6 +146,18 @@ public final class FetchHandler {
 
   private static PartitionData withRecords(
       PartitionData response, PartitionRead read, FetchResult result) {
+    if (read.divergingEpoch() != null) {
+      response
+          .divergingEpoch()
+          .setEpoch(read.divergingEpoch().epoch())
+          .setEndOffset(read.divergingEpoch().endOffset());
+      return response
+          .setErrorCode(Errors.NONE.code())
+          .setHighWatermark(read.highWatermark())
+          .setLastStableOffset(read.highWatermark())
+          .setLogStartOffset(read.logStartOffset())
+          .setRecords(MemoryRecords.EMPTY);
+    }
     int bytes = read.read().records().sizeInBytes();
     result.add(bytes);
     return response

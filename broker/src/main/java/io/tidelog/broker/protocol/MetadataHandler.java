@@ -1,13 +1,16 @@
 package io.tidelog.broker.protocol;
 
+import io.tidelog.broker.cluster.BrokerInfo;
+import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
-import io.tidelog.broker.config.BrokerConfig.Listener;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.internals.Topic;
@@ -26,9 +29,9 @@ import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 
 /**
- * Metadata and DescribeCluster: this broker, and the topics asked for with their topic ids. A
- * single broker leads every partition at epoch 0, alone in its ISR. Unknown topics are created when
- * both {@code auto.create.topics.enable} and the request allow it.
+ * Metadata and DescribeCluster, from this broker's image of the cluster metadata: the registered
+ * brokers, the controller, and the topics asked for with their ids and partition states. Unknown
+ * topics are created when both {@code auto.create.topics.enable} and the request allow it.
  */
 public final class MetadataHandler {
   private final BrokerConfig config;
@@ -46,7 +49,11 @@ public final class MetadataHandler {
     MetadataRequestData data = ((MetadataRequest) request).data();
     List<CompletableFuture<MetadataResponseTopic>> topics = new ArrayList<>();
     if (data.topics() == null) {
-      metadata.topics().forEach(t -> topics.add(CompletableFuture.completedFuture(describe(t))));
+      ClusterImage image = metadata.image();
+      image
+          .topics()
+          .values()
+          .forEach(t -> topics.add(CompletableFuture.completedFuture(describe(t, image))));
     } else {
       boolean autoCreate = config.autoCreateTopicsEnable() && data.allowAutoTopicCreation();
       for (MetadataRequestData.MetadataRequestTopic wanted : data.topics()) {
@@ -56,19 +63,21 @@ public final class MetadataHandler {
     return CompletableFuture.allOf(topics.toArray(CompletableFuture[]::new))
         .thenApply(
             v -> {
+              ClusterImage image = metadata.image();
               MetadataResponseData response =
                   new MetadataResponseData()
                       .setClusterId(config.clusterId())
-                      .setControllerId(config.nodeId());
-              Listener advertised = config.advertisedListeners().get(0);
-              response
-                  .brokers()
-                  .add(
-                      new MetadataResponseBroker()
-                          .setNodeId(config.nodeId())
-                          .setHost(advertised.host())
-                          .setPort(advertised.port())
-                          .setRack(config.rack()));
+                      .setControllerId(image.controllerId());
+              for (BrokerInfo broker : image.brokers().values()) {
+                response
+                    .brokers()
+                    .add(
+                        new MetadataResponseBroker()
+                            .setNodeId(broker.id())
+                            .setHost(broker.host())
+                            .setPort(broker.port())
+                            .setRack(broker.rack()));
+              }
               topics.forEach(t -> response.topics().add(t.join()));
               return new MetadataResponse(response, header.apiVersion());
             });
@@ -81,7 +90,7 @@ public final class MetadataHandler {
     }
     TopicMetadata existing = metadata.topic(name).orElse(null);
     if (existing != null) {
-      return CompletableFuture.completedFuture(describe(existing));
+      return CompletableFuture.completedFuture(describe(existing, metadata.image()));
     }
     try {
       Topic.validate(name);
@@ -96,19 +105,23 @@ public final class MetadataHandler {
         .handle(
             (created, e) -> {
               if (e == null) {
-                return describe(created);
+                return describe(created, metadata.image());
               }
               Errors error = ErrorMapping.errorOf(e, header);
               return error == Errors.TOPIC_ALREADY_EXISTS
                   ? metadata
                       .topic(name)
-                      .map(this::describe)
+                      .map(t -> describe(t, metadata.image()))
                       .orElse(error(name, Errors.LEADER_NOT_AVAILABLE))
                   : error(name, error);
             });
   }
 
-  private MetadataResponseTopic describe(TopicMetadata topic) {
+  /**
+   * A topic's partitions as the cluster knows them: leader and epoch, replicas, ISR, and the
+   * replicas whose brokers are not registered. An offline partition answers LEADER_NOT_AVAILABLE.
+   */
+  private static MetadataResponseTopic describe(TopicMetadata topic, ClusterImage image) {
     MetadataResponseTopic response =
         new MetadataResponseTopic()
             .setName(topic.name())
@@ -116,17 +129,28 @@ public final class MetadataHandler {
             .setIsInternal(false)
             .setErrorCode(Errors.NONE.code());
     for (int p = 0; p < topic.partitions(); p++) {
-      response
-          .partitions()
-          .add(
-              new MetadataResponsePartition()
-                  .setPartitionIndex(p)
-                  .setErrorCode(Errors.NONE.code())
-                  .setLeaderId(config.nodeId())
-                  .setLeaderEpoch(0)
-                  .setReplicaNodes(List.of(config.nodeId()))
-                  .setIsrNodes(List.of(config.nodeId()))
-                  .setOfflineReplicas(List.of()));
+      List<Integer> replicas = topic.replicas(p);
+      MetadataResponsePartition partition =
+          new MetadataResponsePartition()
+              .setPartitionIndex(p)
+              .setReplicaNodes(replicas)
+              .setOfflineReplicas(
+                  replicas.stream().filter(r -> !image.brokers().containsKey(r)).toList());
+      PartitionState state = image.partition(new TopicPartition(topic.name(), p)).orElse(null);
+      if (state == null || state.leader() == PartitionState.NO_LEADER) {
+        partition
+            .setErrorCode(Errors.LEADER_NOT_AVAILABLE.code())
+            .setLeaderId(PartitionState.NO_LEADER)
+            .setLeaderEpoch(state == null ? -1 : state.leaderEpoch())
+            .setIsrNodes(state == null ? List.of() : state.isr());
+      } else {
+        partition
+            .setErrorCode(Errors.NONE.code())
+            .setLeaderId(state.leader())
+            .setLeaderEpoch(state.leaderEpoch())
+            .setIsrNodes(state.isr());
+      }
+      response.partitions().add(partition);
     }
     return response;
   }
@@ -140,19 +164,21 @@ public final class MetadataHandler {
 
   CompletableFuture<DescribeClusterResponse> describeCluster(
       RequestHeader header, AbstractRequest request) {
-    Listener advertised = config.advertisedListeners().get(0);
+    ClusterImage image = metadata.image();
     DescribeClusterResponseData data =
         new DescribeClusterResponseData()
             .setErrorCode(Errors.NONE.code())
             .setClusterId(config.clusterId())
-            .setControllerId(config.nodeId());
-    data.brokers()
-        .add(
-            new DescribeClusterBroker()
-                .setBrokerId(config.nodeId())
-                .setHost(advertised.host())
-                .setPort(advertised.port())
-                .setRack(config.rack()));
+            .setControllerId(image.controllerId());
+    for (BrokerInfo broker : image.brokers().values()) {
+      data.brokers()
+          .add(
+              new DescribeClusterBroker()
+                  .setBrokerId(broker.id())
+                  .setHost(broker.host())
+                  .setPort(broker.port())
+                  .setRack(broker.rack()));
+    }
     return CompletableFuture.completedFuture(new DescribeClusterResponse(data));
   }
 }

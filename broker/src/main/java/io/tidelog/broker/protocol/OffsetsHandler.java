@@ -133,7 +133,7 @@ public final class OffsetsHandler {
         TopicPartition tp = new TopicPartition(topic.topic(), partition.partition());
         lookups.add(
             replicas
-                .endOffsetForEpoch(tp, partition.leaderEpoch())
+                .endOffsetForEpoch(tp, partition.leaderEpoch(), partition.currentLeaderEpoch())
                 .handle(
                     (found, e) -> {
                       if (e != null) {

@@ -18,9 +18,10 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 
 /**
- * Produce: each partition's batches go to the partition's shard, which validates and appends them.
- * With one broker, {@code acks=1} and {@code acks=all} both complete once the append has returned;
- * {@code acks=0} gets no response (the dispatcher drops it).
+ * Produce: each partition's batches go to the partition's shard, which validates and appends them
+ * on the leader. {@code acks=1} completes once the leader has appended; {@code acks=all} once the
+ * high watermark passes the batch, or with REQUEST_TIMED_OUT after the request's timeout; {@code
+ * acks=0} gets no response (the dispatcher drops it).
  */
 public final class ProduceHandler {
   private final ReplicaManager replicas;
@@ -47,7 +48,7 @@ public final class ProduceHandler {
         }
         appends.add(
             replicas
-                .append(tp, records)
+                .append(tp, records, produce.acks(), produce.timeout())
                 .handle(
                     (info, e) -> {
                       if (e != null) {

@@ -1,8 +1,6 @@
 package io.tidelog.broker.protocol;
 
 import io.tidelog.broker.cluster.MetadataStore;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import org.apache.kafka.common.errors.InvalidRequestException;
@@ -17,10 +15,16 @@ import org.apache.kafka.common.requests.RequestHeader;
 /**
  * InitProducerId for idempotent producers: a fresh producer id at epoch 0, or the same id at the
  * next epoch when the producer asks for a bump (KIP-360). Transactions are not served yet.
+ *
+ * <p>Ids come from blocks of {@link #BLOCK_SIZE} reserved in etcd, as Kafka's brokers take blocks
+ * from the controller; the block is touched only on the single metadata executor.
  */
 public final class ProducerIdHandler {
+  private static final int BLOCK_SIZE = 1000;
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
+  private long nextId;
+  private long blockEnd;
 
   public ProducerIdHandler(MetadataStore metadata, Executor metadataExecutor) {
     this.metadata = metadata;
@@ -43,11 +47,11 @@ public final class ProducerIdHandler {
     }
     return CompletableFuture.supplyAsync(
         () -> {
-          try {
-            return response(metadata.allocateProducerIds(1), (short) 0);
-          } catch (IOException e) {
-            throw new UncheckedIOException(e);
+          if (nextId == blockEnd) {
+            nextId = metadata.allocateProducerIds(BLOCK_SIZE);
+            blockEnd = nextId + BLOCK_SIZE;
           }
+          return response(nextId++, (short) 0);
         },
         metadataExecutor);
   }

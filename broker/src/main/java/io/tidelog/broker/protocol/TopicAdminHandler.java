@@ -1,23 +1,21 @@
 package io.tidelog.broker.protocol;
 
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.ReplicaAssignment;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.TopicConfigs;
-import io.tidelog.broker.replica.ReplicaManager;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
-import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
@@ -47,22 +45,14 @@ import org.apache.kafka.common.requests.RequestHeader;
  * event loop.
  */
 public final class TopicAdminHandler {
-  /** Until replication (issue #4), the cluster is this one broker. */
-  private static final int BROKER_COUNT = 1;
-
   private final BrokerConfig brokerConfig;
   private final MetadataStore metadata;
-  private final ReplicaManager replicas;
   private final Executor metadataExecutor;
 
   public TopicAdminHandler(
-      BrokerConfig brokerConfig,
-      MetadataStore metadata,
-      ReplicaManager replicas,
-      Executor metadataExecutor) {
+      BrokerConfig brokerConfig, MetadataStore metadata, Executor metadataExecutor) {
     this.brokerConfig = brokerConfig;
     this.metadata = metadata;
-    this.replicas = replicas;
     this.metadataExecutor = metadataExecutor;
   }
 
@@ -92,7 +82,7 @@ public final class TopicAdminHandler {
                     return result
                         .setTopicId(created.topicId())
                         .setNumPartitions(created.partitions())
-                        .setReplicationFactor((short) 1);
+                        .setReplicationFactor((short) created.replicas(0).size());
                   }));
     }
     return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
@@ -124,37 +114,24 @@ public final class TopicAdminHandler {
         throw new InvalidPartitionsException(
             "Number of partitions must be positive, not " + partitions);
       }
-      if (replication <= 0 || replication > BROKER_COUNT) {
-        throw new InvalidReplicationFactorException(
-            "Replication factor "
-                + replication
-                + " is not between 1 and the "
-                + BROKER_COUNT
-                + " available broker(s)");
-      }
       validateConfigs(configs);
+      if (validateOnly) {
+        List<List<Integer>> assignment =
+            ReplicaAssignment.assign(
+                metadata.image().brokers().values(), partitionCount, replication, 0);
+        return CompletableFuture.completedFuture(
+            new TopicMetadata(name, Uuid.ZERO_UUID, assignment, configs, 0));
+      }
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    if (validateOnly) {
-      return CompletableFuture.completedFuture(
-          new TopicMetadata(name, org.apache.kafka.common.Uuid.ZERO_UUID, partitionCount, configs));
-    }
     return CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return metadata.createTopic(name, partitionCount, configs);
-              } catch (IOException e) {
-                throw new UncheckedIOException(e);
-              }
-            },
-            metadataExecutor)
-        .thenCompose(topic -> replicas.createLogs(topic).thenApply(v -> topic));
+        () -> metadata.createTopic(name, partitionCount, replication, configs), metadataExecutor);
   }
 
   private void validateConfigs(Map<String, String> configs) {
     try {
-      TopicConfigs.validate(replicas.topicDefaults(), configs);
+      TopicConfigs.validate(brokerConfig.topicDefaults(), configs);
     } catch (ConfigException e) {
       throw new InvalidConfigurationException(e.getMessage());
     }
@@ -167,18 +144,13 @@ public final class TopicAdminHandler {
     for (CreatePartitionsTopic topic : data.topics()) {
       CompletableFuture<TopicMetadata> grown =
           CompletableFuture.supplyAsync(
-                  () ->
-                      grow(
-                          topic.name(),
-                          topic.count(),
-                          topic.assignments() != null,
-                          data.validateOnly()),
-                  metadataExecutor)
-              .thenCompose(
-                  t ->
-                      data.validateOnly()
-                          ? CompletableFuture.completedFuture(t)
-                          : replicas.createLogs(t).thenApply(v -> t));
+              () ->
+                  grow(
+                      topic.name(),
+                      topic.count(),
+                      topic.assignments() != null,
+                      data.validateOnly()),
+              metadataExecutor);
       results.add(
           grown.handle(
               (t, e) -> {
@@ -218,15 +190,15 @@ public final class TopicAdminHandler {
               + count
               + ".");
     }
-    TopicMetadata grown = new TopicMetadata(name, topic.topicId(), count, topic.configs());
     if (validateOnly) {
-      return grown;
+      ReplicaAssignment.assign(
+          metadata.image().brokers().values(),
+          count - topic.partitions(),
+          topic.replicas(0).size(),
+          0);
+      return topic;
     }
-    try {
-      return metadata.updateTopic(grown);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return metadata.addPartitions(name, count);
   }
 
   CompletableFuture<DeleteTopicsResponse> delete(RequestHeader header, AbstractRequest request) {
@@ -236,24 +208,18 @@ public final class TopicAdminHandler {
       String name = state.name();
       CompletableFuture<TopicMetadata> deleted =
           CompletableFuture.supplyAsync(
-                  () -> {
-                    TopicMetadata topic =
-                        metadata
-                            .topic(name)
-                            .orElseThrow(
-                                () ->
-                                    new UnknownTopicOrPartitionException(
-                                        "Topic '" + name + "' does not exist"));
-                    try {
-                      metadata.deleteTopic(name);
-                    } catch (IOException e) {
-                      throw new UncheckedIOException(e);
-                    }
-                    return topic;
-                  },
-                  metadataExecutor)
-              .thenCompose(
-                  topic -> replicas.deleteLogs(name, topic.partitions()).thenApply(v -> topic));
+              () -> {
+                TopicMetadata topic =
+                    metadata
+                        .topic(name)
+                        .orElseThrow(
+                            () ->
+                                new UnknownTopicOrPartitionException(
+                                    "Topic '" + name + "' does not exist"));
+                metadata.deleteTopic(name);
+                return topic;
+              },
+              metadataExecutor);
       results.add(
           deleted.handle(
               (topic, e) -> {

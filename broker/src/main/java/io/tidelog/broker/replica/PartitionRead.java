@@ -1,7 +1,17 @@
 package io.tidelog.broker.replica;
 
+import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.log.LogReadInfo;
 
-/** What a fetch gets from one partition: the records and the offsets that frame them. */
+/**
+ * What a fetch gets from one partition: the records and the offsets that frame them.
+ *
+ * @param read the records, or null when the follower's log diverged
+ * @param divergingEpoch for a follower whose log diverged: the epoch and end offset to truncate to
+ */
 public record PartitionRead(
-    LogReadInfo read, long highWatermark, long logStartOffset, long logEndOffset) {}
+    LogReadInfo read,
+    EpochEndOffset divergingEpoch,
+    long highWatermark,
+    long logStartOffset,
+    long logEndOffset) {}

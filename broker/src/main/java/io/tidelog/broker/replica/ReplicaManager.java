@@ -1,6 +1,8 @@
 package io.tidelog.broker.replica;
 
+import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.log.EpochEndOffset;
@@ -12,49 +14,77 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.RecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The partitions this broker hosts, each owned by one storage shard: a single thread that makes
- * every call into that partition's {@link PartitionLog}, so the log's single-writer contract holds
- * without locks. Callers get futures and never block.
+ * The partition replicas this broker hosts, each owned by one storage shard: a single thread that
+ * makes every call into that partition's {@link Partition} and {@link PartitionLog}, so neither
+ * needs locks. Callers get futures and never block.
  *
- * <p>A single broker leads every partition at leader epoch 0; issue #4 adds followers, the ISR and
- * the high watermark. Until then the high watermark is the log end offset.
+ * <p>Roles come from the cluster metadata: every new {@link ClusterImage} is applied to the
+ * partitions assigned here, making each leader or follower; followers fetch through {@link
+ * ReplicaFetchers}. Leaders check their ISR every half {@code replica.lag.time.max.ms}, and after
+ * each follower fetch, and write changes to etcd as compare-and-swaps.
  */
 public final class ReplicaManager implements AutoCloseable {
-  static final int LEADER_EPOCH = 0;
   private static final int SHARD_QUEUE_CAPACITY = 10_000;
+
+  /** Bound on the acks=all produces waiting on one partition (connections bound them too). */
+  private static final int MAX_PENDING_ACKS = 10_000;
+
   private static final Logger LOG = LoggerFactory.getLogger(ReplicaManager.class);
 
+  private final int localId;
   private final LogManager logManager;
   private final MetadataStore metadata;
   private final Map<String, String> topicDefaults;
+  private final long replicaLagTimeMaxMs;
   private final ExecutorService[] shards;
+  private final Executor metadataExecutor;
+  private final ScheduledExecutorService timer =
+      Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-replica-timer"));
+  private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
   private final Map<TopicPartition, List<Runnable>> appendWaiters = new HashMap<>();
+  private ReplicaFetchers fetchers;
+  private Set<String> knownTopics = Set.of();
 
   public ReplicaManager(
+      int localId,
       LogManager logManager,
       MetadataStore metadata,
       Map<String, String> topicDefaults,
-      int shardCount) {
+      int shardCount,
+      long replicaLagTimeMaxMs,
+      Executor metadataExecutor) {
+    this.localId = localId;
     this.logManager = logManager;
     this.metadata = metadata;
     this.topicDefaults = topicDefaults;
+    this.replicaLagTimeMaxMs = replicaLagTimeMaxMs;
+    this.metadataExecutor = metadataExecutor;
     this.shards = new ExecutorService[shardCount];
     for (int i = 0; i < shardCount; i++) {
       String name = "tidelog-shard-" + i;
@@ -69,119 +99,329 @@ public final class ReplicaManager implements AutoCloseable {
     }
   }
 
+  /** Starts following the cluster metadata, with {@code fetchers} for the follower side. */
+  public void start(ReplicaFetchers replicaFetchers) {
+    this.fetchers = replicaFetchers;
+    metadata.addListener(this::applyImage);
+    applyImage(metadata.image());
+    timer.scheduleWithFixedDelay(
+        this::checkIsrs, replicaLagTimeMaxMs / 2, replicaLagTimeMaxMs / 2, TimeUnit.MILLISECONDS);
+  }
+
+  public int localId() {
+    return localId;
+  }
+
   /** The effective log config of a topic: the broker's defaults under the topic's overrides. */
   public LogConfig logConfig(TopicMetadata topic) {
     return TopicConfigs.logConfig(topicDefaults, topic.configs());
-  }
-
-  /** Applies a topic's new configs to its live logs, each on its shard. */
-  public CompletableFuture<Void> updateConfigs(TopicMetadata topic) {
-    LogConfig config = logConfig(topic);
-    List<CompletableFuture<Void>> updates = new ArrayList<>();
-    for (int p = 0; p < topic.partitions(); p++) {
-      updates.add(
-          onShard(
-              new TopicPartition(topic.name(), p),
-              log -> {
-                log.updateConfig(config);
-                return null;
-              }));
-    }
-    return CompletableFuture.allOf(updates.toArray(CompletableFuture[]::new));
-  }
-
-  /** Moves the log start offset up to {@code offset} (-1: the high watermark); returns it. */
-  public CompletableFuture<Long> deleteRecordsBefore(TopicPartition tp, long offset) {
-    return onShard(tp, log -> log.deleteRecordsBefore(offset < 0 ? log.logEndOffset() : offset));
-  }
-
-  public CompletableFuture<EpochEndOffset> endOffsetForEpoch(TopicPartition tp, int epoch) {
-    return onShard(tp, log -> log.endOffsetForEpoch(epoch));
   }
 
   public Map<String, String> topicDefaults() {
     return topicDefaults;
   }
 
-  public CompletableFuture<LogAppendInfo> append(TopicPartition tp, MemoryRecords records) {
-    return onShard(
-        tp,
-        log -> {
-          LogAppendInfo info = log.append(records, LEADER_EPOCH);
+  /**
+   * Applies an image to the partitions assigned here; deletes the logs of topics that were in the
+   * previous image and are gone. Logs of topics this broker never saw in the metadata are left in
+   * place: a wrong or wiped etcd must not delete data.
+   */
+  private synchronized void applyImage(ClusterImage image) {
+    long nowMs = System.currentTimeMillis();
+    for (TopicMetadata topic : image.topics().values()) {
+      int minIsr = TopicConfigs.minInsyncReplicas(topicDefaults, topic.configs());
+      LogConfig config = logConfig(topic);
+      for (int p = 0; p < topic.partitions(); p++) {
+        TopicPartition tp = new TopicPartition(topic.name(), p);
+        List<Integer> replicas = topic.replicas(p);
+        Optional<PartitionState> state = image.partition(tp);
+        if (replicas.contains(localId) && state.isPresent()) {
+          shard(tp).execute(() -> apply(tp, topic, config, state.get(), minIsr, nowMs));
+        }
+      }
+    }
+    for (String gone : knownTopics) {
+      if (!image.topics().containsKey(gone)) {
+        deleteLocalReplicas(gone);
+      }
+    }
+    knownTopics = Set.copyOf(image.topics().keySet());
+  }
+
+  private void apply(
+      TopicPartition tp,
+      TopicMetadata topic,
+      LogConfig config,
+      PartitionState state,
+      int minIsr,
+      long nowMs) {
+    try {
+      Partition partition =
+          partitions.computeIfAbsent(
+              tp, k -> new Partition(tp, logManager.getOrCreateLog(tp, config), localId));
+      if (partition.applyTopic(topic.modRevision())) {
+        partition.log.updateConfig(config);
+      }
+      switch (partition.applyState(state, topic.replicas(tp.partition()), minIsr, nowMs)) {
+        case BECAME_LEADER -> {
+          fetchers.unfollow(tp);
           wakeWaiters(tp);
-          return info;
+        }
+        case BECAME_FOLLOWER -> {
+          fetchers.unfollow(tp);
+          if (state.leader() != PartitionState.NO_LEADER) {
+            fetchers.follow(tp, state.leader());
+          }
+        }
+        case NONE -> wakeWaiters(tp);
+      }
+    } catch (RuntimeException e) {
+      LOG.error("{}: applying {} failed", tp, state, e);
+    }
+  }
+
+  private void deleteLocalReplicas(String topic) {
+    for (TopicPartition tp : new ArrayList<>(logManager.logs().keySet())) {
+      if (tp.topic().equals(topic)) {
+        shard(tp)
+            .execute(
+                () -> {
+                  fetchers.unfollow(tp);
+                  Partition removed = partitions.remove(tp);
+                  if (removed != null) {
+                    removed.resign();
+                  }
+                  try {
+                    logManager.deleteLog(tp);
+                  } catch (IOException e) {
+                    LOG.error("{}: deleting the log failed", tp, e);
+                  }
+                });
+      }
+    }
+  }
+
+  /** This broker lost its registration: every leader here stops leading until told again. */
+  public void resignAll() {
+    partitions.forEach((tp, partition) -> shard(tp).execute(partition::resign));
+  }
+
+  /** Re-applies the current metadata, as after registering again. */
+  public void reapplyMetadata() {
+    applyImage(metadata.image());
+  }
+
+  /**
+   * Appends a producer's batches on the leader; for {@code acks=all} the future completes once the
+   * ISR has them, or fails after {@code timeoutMs} with REQUEST_TIMED_OUT.
+   */
+  public CompletableFuture<LogAppendInfo> append(
+      TopicPartition tp, MemoryRecords records, short acks, int timeoutMs) {
+    return onPartition(
+            tp,
+            p -> {
+              Partition.PendingAck ack = p.appendAsLeader(records, acks, MAX_PENDING_ACKS);
+              wakeWaiters(tp);
+              if (!ack.done().isDone()) {
+                timer.schedule(
+                    () -> shard(tp).execute(() -> p.expire(ack)), timeoutMs, TimeUnit.MILLISECONDS);
+              }
+              return ack.done();
+            })
+        .thenCompose(Function.identity());
+  }
+
+  /** A consumer's read from {@code offset}: only what lies below the high watermark. */
+  public CompletableFuture<PartitionRead> read(
+      TopicPartition tp, long offset, int maxBytes, int currentLeaderEpoch) {
+    return onPartition(
+        tp,
+        p -> {
+          p.checkLeader(currentLeaderEpoch);
+          long highWatermark = p.highWatermark();
+          return new PartitionRead(
+              p.log.read(offset, maxBytes, highWatermark),
+              null,
+              highWatermark,
+              p.log.logStartOffset(),
+              p.log.logEndOffset());
         });
   }
 
-  /** Reads from {@code offset}; consumers see only what lies below the high watermark. */
-  public CompletableFuture<PartitionRead> read(TopicPartition tp, long offset, int maxBytes) {
-    return onShard(
+  /** A follower's fetch: records its progress, and reads up to the log end. */
+  public CompletableFuture<PartitionRead> readForFollower(
+      TopicPartition tp,
+      int replicaId,
+      long fetchOffset,
+      int lastFetchedEpoch,
+      int currentLeaderEpoch,
+      int maxBytes) {
+    return onPartition(
         tp,
-        log -> {
-          long highWatermark = log.logEndOffset();
+        p -> {
+          long before = p.highWatermark();
+          Partition.FollowerRead read =
+              p.readForFollower(
+                  replicaId,
+                  fetchOffset,
+                  lastFetchedEpoch,
+                  currentLeaderEpoch,
+                  maxBytes,
+                  System.currentTimeMillis());
+          if (p.highWatermark() > before) {
+            wakeWaiters(tp);
+          }
+          maybeChangeIsr(p);
           return new PartitionRead(
-              log.read(offset, maxBytes, highWatermark),
-              highWatermark,
-              log.logStartOffset(),
-              log.logEndOffset());
+              read.read(),
+              read.divergingEpoch(),
+              read.highWatermark(),
+              p.log.logStartOffset(),
+              p.log.logEndOffset());
+        });
+  }
+
+  /** Where a follower fetches {@code tp} from next, or empty if it no longer follows. */
+  CompletableFuture<Optional<ReplicaFetcher.FetchPosition>> fetchPosition(
+      TopicPartition tp, int leaderId) {
+    return onPartition(
+        tp,
+        p ->
+            p.isLeader() || p.leaderId() != leaderId
+                ? Optional.empty()
+                : Optional.of(
+                    new ReplicaFetcher.FetchPosition(
+                        p.leaderEpoch(),
+                        p.log.logEndOffset(),
+                        p.log.latestEpoch(),
+                        p.log.logStartOffset())));
+  }
+
+  /** Applies what a follower fetched at {@code position}. */
+  CompletableFuture<Void> onFetched(
+      TopicPartition tp,
+      ReplicaFetcher.FetchPosition position,
+      EpochEndOffset diverging,
+      MemoryRecords records,
+      long leaderHighWatermark,
+      long leaderLogStartOffset) {
+    return onPartition(
+        tp,
+        p -> {
+          p.onFetched(
+              position.leaderEpoch(),
+              diverging,
+              records,
+              leaderHighWatermark,
+              leaderLogStartOffset);
+          wakeWaiters(tp);
+          return null;
+        });
+  }
+
+  CompletableFuture<Void> onOutOfRange(
+      TopicPartition tp,
+      ReplicaFetcher.FetchPosition position,
+      long leaderLogStartOffset,
+      long leaderHighWatermark) {
+    return onPartition(
+        tp,
+        p -> {
+          p.onOutOfRange(
+              position.leaderEpoch(),
+              position.fetchOffset(),
+              leaderLogStartOffset,
+              leaderHighWatermark);
+          return null;
+        });
+  }
+
+  private void checkIsrs() {
+    partitions.forEach((tp, partition) -> shard(tp).execute(() -> maybeChangeIsr(partition)));
+  }
+
+  /** On the shard: proposes the ISR the leader wants, when it differs from the current one. */
+  private void maybeChangeIsr(Partition p) {
+    List<Integer> wanted = p.wantedIsr(System.currentTimeMillis(), replicaLagTimeMaxMs);
+    if (wanted == null) {
+      return;
+    }
+    PartitionState expected = p.state();
+    p.isrChangeStarted();
+    LOG.info("{}: ISR {} -> {}", p.tp, expected.isr(), wanted);
+    CompletableFuture.supplyAsync(() -> metadata.alterIsr(p.tp, expected, wanted), metadataExecutor)
+        .whenCompleteAsync(
+            (written, e) -> {
+              p.isrChangeEnded();
+              if (e != null) {
+                LOG.warn("{}: changing the ISR failed: {}", p.tp, e.getMessage());
+              } else if (written.isPresent()) {
+                TopicMetadata topic = metadata.topic(p.tp.topic()).orElse(null);
+                if (topic != null) {
+                  apply(
+                      p.tp,
+                      topic,
+                      logConfig(topic),
+                      written.get(),
+                      TopicConfigs.minInsyncReplicas(topicDefaults, topic.configs()),
+                      System.currentTimeMillis());
+                }
+              }
+            },
+            shard(p.tp));
+  }
+
+  /** Moves the log start offset up to {@code offset} (-1: the high watermark); returns it. */
+  public CompletableFuture<Long> deleteRecordsBefore(TopicPartition tp, long offset) {
+    return onLeader(
+        tp,
+        p -> {
+          long to = offset < 0 ? p.highWatermark() : offset;
+          if (to > p.highWatermark()) {
+            throw new OffsetOutOfRangeException(
+                "Offset " + offset + " is above the high watermark " + p.highWatermark());
+          }
+          return p.log.deleteRecordsBefore(to);
+        });
+  }
+
+  public CompletableFuture<EpochEndOffset> endOffsetForEpoch(
+      TopicPartition tp, int epoch, int currentLeaderEpoch) {
+    return onPartition(
+        tp,
+        p -> {
+          p.checkLeader(currentLeaderEpoch);
+          return p.log.endOffsetForEpoch(epoch);
         });
   }
 
   public CompletableFuture<PartitionOffsets> offsets(TopicPartition tp) {
-    return onShard(tp, log -> new PartitionOffsets(log.logStartOffset(), log.logEndOffset()));
+    return onLeader(tp, p -> new PartitionOffsets(p.log.logStartOffset(), p.highWatermark()));
   }
 
   public CompletableFuture<Optional<TimestampAndOffset>> offsetForTimestamp(
       TopicPartition tp, long timestamp) {
-    return onShard(tp, log -> log.offsetForTimestamp(timestamp));
+    return onLeader(tp, p -> p.log.offsetForTimestamp(timestamp));
   }
 
   public CompletableFuture<Optional<TimestampAndOffset>> maxTimestampRecord(TopicPartition tp) {
-    return onShard(tp, PartitionLog::maxTimestampRecord);
-  }
-
-  /** Creates the logs of every partition of a new topic, each on its own shard. */
-  public CompletableFuture<Void> createLogs(TopicMetadata topic) {
-    List<CompletableFuture<PartitionLog>> created = new ArrayList<>();
-    for (int p = 0; p < topic.partitions(); p++) {
-      created.add(onShard(new TopicPartition(topic.name(), p), log -> log));
-    }
-    return CompletableFuture.allOf(created.toArray(CompletableFuture[]::new));
-  }
-
-  /** Deletes the logs of {@code partitions} partitions of {@code topic}. */
-  public CompletableFuture<Void> deleteLogs(String topic, int partitions) {
-    List<CompletableFuture<Void>> deleted = new ArrayList<>();
-    for (int p = 0; p < partitions; p++) {
-      TopicPartition tp = new TopicPartition(topic, p);
-      deleted.add(
-          CompletableFuture.runAsync(
-              () -> {
-                try {
-                  logManager.deleteLog(tp);
-                } catch (IOException e) {
-                  throw new java.io.UncheckedIOException(e);
-                }
-              },
-              shard(tp)));
-    }
-    return CompletableFuture.allOf(deleted.toArray(CompletableFuture[]::new));
+    return onLeader(tp, p -> p.log.maxTimestampRecord());
   }
 
   /**
-   * Runs {@code waiter} once, after the next append to any of {@code partitions}. The caller
-   * removes it with {@link #cancelWait} when it stops waiting for another reason.
+   * Runs {@code waiter} once, after the next append or high watermark move on any of {@code
+   * partitions}. The caller removes it with {@link #cancelWait} when it stops waiting for another
+   * reason.
    */
-  public void awaitAppend(Collection<TopicPartition> partitions, Runnable waiter) {
+  public void awaitAppend(Collection<TopicPartition> waitOn, Runnable waiter) {
     synchronized (appendWaiters) {
-      partitions.forEach(
-          tp -> appendWaiters.computeIfAbsent(tp, k -> new ArrayList<>()).add(waiter));
+      waitOn.forEach(tp -> appendWaiters.computeIfAbsent(tp, k -> new ArrayList<>()).add(waiter));
     }
   }
 
-  public void cancelWait(Collection<TopicPartition> partitions, Runnable waiter) {
+  public void cancelWait(Collection<TopicPartition> waitOn, Runnable waiter) {
     synchronized (appendWaiters) {
-      for (TopicPartition tp : partitions) {
+      for (TopicPartition tp : waitOn) {
         List<Runnable> waiters = appendWaiters.get(tp);
         if (waiters != null && waiters.remove(waiter) && waiters.isEmpty()) {
           appendWaiters.remove(tp);
@@ -218,22 +458,49 @@ public final class ReplicaManager implements AutoCloseable {
     }
   }
 
-  private <T> CompletableFuture<T> onShard(TopicPartition tp, Function<PartitionLog, T> work) {
-    return CompletableFuture.supplyAsync(() -> work.apply(log(tp)), shard(tp));
+  /** The partitions led here that have other replicas, for a controlled shutdown. */
+  public Set<TopicPartition> ledPartitions() {
+    Set<TopicPartition> led = new HashSet<>();
+    partitions.forEach(
+        (tp, p) -> {
+          PartitionState state = p.state();
+          if (state != null && state.leader() == localId) {
+            led.add(tp);
+          }
+        });
+    return led;
   }
 
-  private PartitionLog log(TopicPartition tp) {
-    Optional<PartitionLog> existing = logManager.getLog(tp);
-    if (existing.isPresent()) {
-      return existing.get();
-    }
-    TopicMetadata topic =
+  private <T> CompletableFuture<T> onLeader(TopicPartition tp, Function<Partition, T> work) {
+    return onPartition(
+        tp,
+        p -> {
+          p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+          return work.apply(p);
+        });
+  }
+
+  private <T> CompletableFuture<T> onPartition(TopicPartition tp, Function<Partition, T> work) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          Partition partition = partitions.get(tp);
+          if (partition == null) {
+            throw notHosted(tp);
+          }
+          return work.apply(partition);
+        },
+        shard(tp));
+  }
+
+  private RuntimeException notHosted(TopicPartition tp) {
+    boolean exists =
         metadata
             .topic(tp.topic())
             .filter(t -> tp.partition() >= 0 && tp.partition() < t.partitions())
-            .orElseThrow(
-                () -> new UnknownTopicOrPartitionException("This server does not host " + tp));
-    return logManager.getOrCreateLog(tp, logConfig(topic));
+            .isPresent();
+    return exists
+        ? new NotLeaderOrFollowerException("Broker " + localId + " does not host " + tp)
+        : new UnknownTopicOrPartitionException("Unknown partition " + tp);
   }
 
   private ExecutorService shard(TopicPartition tp) {
@@ -242,6 +509,7 @@ public final class ReplicaManager implements AutoCloseable {
 
   @Override
   public void close() throws InterruptedException {
+    timer.shutdownNow();
     for (ExecutorService shard : shards) {
       shard.shutdown();
     }

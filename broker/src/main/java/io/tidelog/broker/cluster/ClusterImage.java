@@ -1,0 +1,122 @@
+package io.tidelog.broker.cluster;
+
+import io.vertx.core.json.JsonObject;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The cluster's metadata as of one etcd revision: live brokers, topics, partition states and the
+ * controller candidates. Immutable; the store swaps in a new image for every watch response.
+ *
+ * @param candidates the election keys under {@code controller/}: key to (create revision, broker)
+ */
+public record ClusterImage(
+    long revision,
+    Map<Integer, BrokerInfo> brokers,
+    Map<String, TopicMetadata> topics,
+    Map<TopicPartition, PartitionState> partitions,
+    Map<String, Candidate> candidates) {
+  static final String BROKERS = "brokers/";
+  static final String TOPICS = "topics/";
+  static final String PARTITIONS = "partitions/";
+  static final String CONTROLLER = "controller";
+
+  static final ClusterImage EMPTY = new ClusterImage(0, Map.of(), Map.of(), Map.of(), Map.of());
+
+  /** A controller candidate: jetcd's election key with the lowest create revision leads. */
+  public record Candidate(long createRevision, int brokerId) {}
+
+  /** The elected controller's broker id, or -1. */
+  public int controllerId() {
+    return candidates.values().stream()
+        .min(Comparator.comparingLong(Candidate::createRevision))
+        .map(Candidate::brokerId)
+        .orElse(-1);
+  }
+
+  public Optional<PartitionState> partition(TopicPartition tp) {
+    return Optional.ofNullable(partitions.get(tp));
+  }
+
+  /** A mutable copy for applying a batch of changes. */
+  Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  static final class Builder {
+    private long revision;
+    private final Map<Integer, BrokerInfo> brokers;
+    private final Map<String, TopicMetadata> topics;
+    private final Map<TopicPartition, PartitionState> partitions;
+    private final Map<String, Candidate> candidates;
+
+    private Builder(ClusterImage image) {
+      revision = image.revision;
+      brokers = new HashMap<>(image.brokers);
+      topics = new HashMap<>(image.topics);
+      partitions = new HashMap<>(image.partitions);
+      candidates = new HashMap<>(image.candidates);
+    }
+
+    Builder revision(long newRevision) {
+      revision = Math.max(revision, newRevision);
+      return this;
+    }
+
+    /**
+     * Applies one key under the cluster prefix: its new value, or null when deleted. Keys of other
+     * shapes (such as {@code producer-ids/next}) are not part of the image.
+     */
+    Builder apply(String key, String value, long createRevision, long modRevision) {
+      if (key.startsWith(BROKERS)) {
+        int id = Integer.parseInt(key.substring(BROKERS.length()));
+        put(brokers, id, value == null ? null : BrokerInfo.fromJson(new JsonObject(value)));
+      } else if (key.startsWith(TOPICS)) {
+        String name = key.substring(TOPICS.length());
+        put(
+            topics,
+            name,
+            value == null
+                ? null
+                : TopicMetadata.fromJson(name, new JsonObject(value), modRevision));
+      } else if (key.startsWith(PARTITIONS)) {
+        String rest = key.substring(PARTITIONS.length());
+        int slash = rest.lastIndexOf('/');
+        TopicPartition tp =
+            new TopicPartition(
+                rest.substring(0, slash), Integer.parseInt(rest.substring(slash + 1)));
+        put(
+            partitions,
+            tp,
+            value == null ? null : PartitionState.fromJson(new JsonObject(value), modRevision));
+      } else if (key.startsWith(CONTROLLER + "/")) {
+        put(
+            candidates,
+            key,
+            value == null ? null : new Candidate(createRevision, Integer.parseInt(value)));
+      }
+      return this;
+    }
+
+    private static <K, V> void put(Map<K, V> map, K key, V value) {
+      if (value == null) {
+        map.remove(key);
+      } else {
+        map.put(key, value);
+      }
+    }
+
+    ClusterImage build() {
+      return new ClusterImage(
+          revision,
+          Collections.unmodifiableMap(brokers),
+          Collections.unmodifiableMap(topics),
+          Collections.unmodifiableMap(partitions),
+          Collections.unmodifiableMap(candidates));
+    }
+  }
+}

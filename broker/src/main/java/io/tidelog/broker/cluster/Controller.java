@@ -1,0 +1,238 @@
+package io.tidelog.broker.cluster;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.election.CampaignResponse;
+import io.etcd.jetcd.election.LeaderKey;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.TopicConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller: every broker campaigns with jetcd's Election on its registration lease; the
+ * elected one moves partition leadership when brokers come and go. For each partition it
+ *
+ * <ul>
+ *   <li>removes brokers that are no longer registered from the ISR;
+ *   <li>elects a new leader from the live ISR, in replica order, when the leader is gone, bumping
+ *       the leader epoch; with no live ISR member the partition goes offline (leader -1), unless
+ *       the topic enables {@code unclean.leader.election.enable}, which elects any live replica and
+ *       logs the possible loss;
+ *   <li>with {@code auto.leader.rebalance.enable}, every {@code
+ *       leader.imbalance.check.interval.seconds}, moves leadership back to the preferred (first)
+ *       replica when it is in the ISR.
+ * </ul>
+ *
+ * <p>Every write is fenced: its transaction also compares the election key's create revision, so a
+ * deposed controller cannot write. All work runs on the controller's own thread.
+ */
+public final class Controller implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
+  private static final long CAMPAIGN_POLL_MS = 1_000;
+
+  private final MetadataStore store;
+  private final int nodeId;
+  private final boolean autoRebalance;
+  private final ScheduledExecutorService thread =
+      Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-controller"));
+  private final AtomicBoolean reconcileQueued = new AtomicBoolean();
+  private volatile LeaderKey leaderKey;
+  private volatile long campaignLease = -1;
+  private volatile boolean closed;
+
+  public Controller(
+      MetadataStore store, int nodeId, boolean autoRebalance, long rebalanceIntervalMs) {
+    this.store = store;
+    this.nodeId = nodeId;
+    this.autoRebalance = autoRebalance;
+    store.addListener(image -> queueReconcile());
+    thread.scheduleWithFixedDelay(
+        () -> reconcile(autoRebalance),
+        rebalanceIntervalMs,
+        rebalanceIntervalMs,
+        TimeUnit.MILLISECONDS);
+  }
+
+  private ByteSequence electionName() {
+    return store.key(ClusterImage.CONTROLLER);
+  }
+
+  /** Campaigns with {@code lease} (a new registration's) until elected or closed. */
+  public void campaign(long lease) {
+    campaignLease = lease;
+    thread.execute(() -> runCampaign(lease));
+  }
+
+  private void runCampaign(long lease) {
+    if (closed || lease != campaignLease) {
+      return;
+    }
+    CompletableFuture<CampaignResponse> campaign =
+        store
+            .client()
+            .getElectionClient()
+            .campaign(electionName(), lease, ByteSequence.from(String.valueOf(nodeId), UTF_8));
+    while (!closed && lease == campaignLease) {
+      try {
+        leaderKey = campaign.get(CAMPAIGN_POLL_MS, TimeUnit.MILLISECONDS).getLeader();
+        LOG.info("Broker {} is the controller (epoch {})", nodeId, leaderKey.getRevision());
+        reconcile(false);
+        return;
+      } catch (java.util.concurrent.TimeoutException e) {
+        // still a candidate
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (Exception e) {
+        LOG.warn("Campaigning for controller failed: {}", e.toString());
+        thread.schedule(() -> runCampaign(lease), CAMPAIGN_POLL_MS, TimeUnit.MILLISECONDS);
+        return;
+      }
+    }
+    campaign.cancel(true);
+  }
+
+  public boolean isActive() {
+    return leaderKey != null;
+  }
+
+  private void queueReconcile() {
+    if (leaderKey != null && reconcileQueued.compareAndSet(false, true)) {
+      thread.execute(
+          () -> {
+            reconcileQueued.set(false);
+            reconcile(false);
+          });
+    }
+  }
+
+  private void reconcile(boolean rebalance) {
+    LeaderKey key = leaderKey;
+    if (key == null || closed) {
+      return;
+    }
+    ClusterImage image = store.image();
+    String ourKey = key.getKey().toString(UTF_8);
+    if (image.candidates().keySet().stream().noneMatch(ourKey::endsWith)) {
+      LOG.warn("Broker {} is no longer the controller: its election key is gone", nodeId);
+      leaderKey = null;
+      return;
+    }
+    Cmp fence = new Cmp(key.getKey(), Cmp.Op.EQUAL, CmpTarget.createRevision(key.getRevision()));
+    for (Map.Entry<TopicPartition, PartitionState> entry : image.partitions().entrySet()) {
+      TopicPartition tp = entry.getKey();
+      TopicMetadata topic = image.topics().get(tp.topic());
+      if (topic == null || tp.partition() >= topic.partitions()) {
+        continue;
+      }
+      PartitionState state = entry.getValue();
+      decide(
+              tp,
+              state,
+              topic.replicas(tp.partition()),
+              image.brokers().keySet(),
+              uncleanAllowed(topic),
+              rebalance && autoRebalance)
+          .ifPresent(
+              next -> {
+                try {
+                  store.writePartition(tp, state, next, fence);
+                } catch (RuntimeException e) {
+                  LOG.warn("{}: writing leader {} failed: {}", tp, next.leader(), e.getMessage());
+                }
+              });
+    }
+  }
+
+  private static boolean uncleanAllowed(TopicMetadata topic) {
+    return Boolean.parseBoolean(
+        topic.configs().getOrDefault(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false"));
+  }
+
+  /** The state a partition should move to, or empty when it is right as it is. */
+  static Optional<PartitionState> decide(
+      TopicPartition tp,
+      PartitionState state,
+      List<Integer> replicas,
+      Set<Integer> live,
+      boolean unclean,
+      boolean rebalance) {
+    List<Integer> liveIsr = state.isr().stream().filter(live::contains).toList();
+    if (state.leader() != PartitionState.NO_LEADER && live.contains(state.leader())) {
+      if (liveIsr.size() < state.isr().size()) {
+        return Optional.of(state.withIsr(liveIsr));
+      }
+      int preferred = replicas.get(0);
+      if (rebalance && preferred != state.leader() && liveIsr.contains(preferred)) {
+        LOG.info("{}: moving leadership back to preferred replica {}", tp, preferred);
+        return Optional.of(state.withLeader(preferred, liveIsr));
+      }
+      return Optional.empty();
+    }
+    Optional<Integer> clean = replicas.stream().filter(liveIsr::contains).findFirst();
+    if (clean.isPresent()) {
+      LOG.info("{}: broker {} leads after {}", tp, clean.get(), state.leader());
+      return Optional.of(state.withLeader(clean.get(), liveIsr));
+    }
+    if (unclean) {
+      Optional<Integer> any = replicas.stream().filter(live::contains).findFirst();
+      if (any.isPresent()) {
+        LOG.warn(
+            "{}: UNCLEAN leader election: broker {} leads though it was not in the ISR {};"
+                + " records acknowledged by the old ISR may be lost",
+            tp,
+            any.get(),
+            state.isr());
+        return Optional.of(state.withLeader(any.get(), List.of(any.get())));
+      }
+    }
+    if (state.leader() != PartitionState.NO_LEADER) {
+      LOG.error(
+          "{}: offline: no live replica of the ISR {} (unclean election is {})",
+          tp,
+          state.isr(),
+          unclean ? "on, but no replica lives" : "off");
+      return Optional.of(state.withLeader(PartitionState.NO_LEADER, state.isr()));
+    }
+    return Optional.empty();
+  }
+
+  /** Resigns the controller, so that another broker takes over within milliseconds. */
+  public void resign() {
+    LeaderKey key = leaderKey;
+    leaderKey = null;
+    campaignLease = -1;
+    if (key != null) {
+      try {
+        MetadataStore.get(store.client().getElectionClient().resign(key));
+        LOG.info("Broker {} resigned the controller", nodeId);
+      } catch (RuntimeException e) {
+        LOG.warn("Resigning the controller failed: {}", e.getMessage());
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    thread.shutdownNow();
+    try {
+      thread.awaitTermination(MetadataStore.TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package io.tidelog.broker.network;
+
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetSocket;
+import io.vertx.core.parsetools.RecordParser;
+import java.nio.ByteBuffer;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+
+/**
+ * A connection from this broker to another one, as a follower fetching from its leader: one request
+ * at a time, framed as Kafka frames them and encoded by kafka-clients. Responses larger than {@code
+ * maxResponseBytes} close the connection.
+ *
+ * <p>Threads: {@link #send} may be called from any thread; the connection's state is touched only
+ * on its event loop.
+ */
+public final class PeerConnection {
+  private final NetClient client;
+  private final NetSocket socket;
+  private final String clientId;
+  private final int maxResponseBytes;
+  private int correlationId;
+  private RequestHeader inFlight;
+  private Promise<AbstractResponse> pending;
+  private int expectedSize = -1;
+  private final Context context;
+
+  private PeerConnection(
+      NetClient client, NetSocket socket, String clientId, int maxResponseBytes) {
+    this.context = Vertx.currentContext();
+    this.client = client;
+    this.socket = socket;
+    this.clientId = clientId;
+    this.maxResponseBytes = maxResponseBytes;
+  }
+
+  public static Future<PeerConnection> connect(
+      Vertx vertx,
+      String host,
+      int port,
+      String clientId,
+      int connectTimeoutMs,
+      int maxResponseBytes) {
+    NetClient client =
+        vertx.createNetClient(
+            new NetClientOptions().setConnectTimeout(connectTimeoutMs).setTcpNoDelay(true));
+    return client
+        .connect(port, host)
+        .map(
+            socket -> {
+              PeerConnection connection =
+                  new PeerConnection(client, socket, clientId, maxResponseBytes);
+              connection.start();
+              return connection;
+            })
+        .onFailure(e -> client.close());
+  }
+
+  private void start() {
+    RecordParser parser = RecordParser.newFixed(4);
+    parser.handler(
+        frame -> {
+          if (expectedSize < 0) {
+            expectedSize = frame.getInt(0);
+            if (expectedSize < 0 || expectedSize > maxResponseBytes) {
+              fail(new IllegalStateException("Response of " + expectedSize + " bytes refused"));
+              socket.close();
+              return;
+            }
+            parser.fixedSizeMode(expectedSize);
+          } else {
+            expectedSize = -1;
+            parser.fixedSizeMode(4);
+            complete(frame);
+          }
+        });
+    socket.handler(parser);
+    socket.closeHandler(v -> fail(new IllegalStateException("Connection closed by the peer")));
+    socket.exceptionHandler(this::fail);
+  }
+
+  /** Sends {@code request}; the previous one must have been answered. */
+  public Future<AbstractResponse> send(AbstractRequest request) {
+    Promise<AbstractResponse> promise = Promise.promise();
+    context.runOnContext(v -> write(request, promise));
+    return promise.future();
+  }
+
+  private void write(AbstractRequest request, Promise<AbstractResponse> promise) {
+    if (pending != null) {
+      promise.fail(new IllegalStateException("A request is already in flight"));
+      return;
+    }
+    inFlight = new RequestHeader(request.apiKey(), request.version(), clientId, ++correlationId);
+    ByteBuffer body = request.serializeWithHeader(inFlight);
+    Buffer frame = Buffer.buffer(4 + body.remaining()).appendInt(body.remaining());
+    frame.appendBytes(body.array(), body.arrayOffset() + body.position(), body.remaining());
+    pending = promise;
+    socket.write(frame).onFailure(this::fail);
+  }
+
+  private void complete(Buffer frame) {
+    Promise<AbstractResponse> promise = pending;
+    pending = null;
+    if (promise == null) {
+      return;
+    }
+    try {
+      promise.complete(AbstractResponse.parseResponse(ByteBuffer.wrap(frame.getBytes()), inFlight));
+    } catch (RuntimeException e) {
+      promise.fail(e);
+      socket.close();
+    }
+  }
+
+  private void fail(Throwable error) {
+    Promise<AbstractResponse> promise = pending;
+    pending = null;
+    if (promise != null) {
+      promise.tryFail(error);
+    }
+  }
+
+  public Future<Void> close() {
+    return socket.close().eventually(client::close);
+  }
+}

@@ -1,0 +1,434 @@
+package io.tidelog.broker.replica;
+
+import io.tidelog.broker.cluster.PartitionState;
+import io.tidelog.broker.log.EpochEndOffset;
+import io.tidelog.broker.log.LogAppendInfo;
+import io.tidelog.broker.log.LogReadInfo;
+import io.tidelog.broker.log.PartitionLog;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.FencedLeaderEpochException;
+import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.UnknownLeaderEpochException;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.RecordBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One partition replica on this broker: its log, and its role in the seeds' replication model.
+ *
+ * <ul>
+ *   <li>As <b>leader</b> it tracks every follower's log end offset (LEO) from the offsets they
+ *       fetch at, and the last time each was caught up. The high watermark (HW) is the smallest LEO
+ *       in the ISR, and it does not move while the ISR is smaller than {@code min.insync.replicas}.
+ *       A follower not caught up within {@code replica.lag.time.max.ms} leaves the ISR; it rejoins
+ *       once it reaches the HW and the start of the current leader epoch. {@code acks=all} produces
+ *       wait, in {@link #pendingAcks}, until the HW passes them.
+ *   <li>As <b>follower</b> it appends what the leader sends, truncates where the leader reports a
+ *       diverging epoch, and keeps HW = min(the leader's HW, its own LEO).
+ * </ul>
+ *
+ * <p>Threads: touched only on the partition's storage shard.
+ */
+final class Partition {
+  private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
+
+  /** An {@code acks=all} produce waiting for the high watermark to reach {@code requiredOffset}. */
+  record PendingAck(
+      long requiredOffset, LogAppendInfo info, CompletableFuture<LogAppendInfo> done) {}
+
+  /** What the leader knows of a follower. */
+  private static final class Follower {
+    long logEndOffset = -1;
+    long lastCaughtUpMs;
+    long lastFetchMs;
+    long leaderEndOffsetAtLastFetch = -1;
+  }
+
+  final TopicPartition tp;
+  final PartitionLog log;
+  private final int localId;
+  private PartitionState state;
+  private List<Integer> replicas = List.of();
+  private int minInsyncReplicas = 1;
+  private boolean leader;
+  private long highWatermark;
+  private long leaderEpochStartOffset;
+  private final Map<Integer, Follower> followers = new HashMap<>();
+  private final TreeMap<Long, List<PendingAck>> pendingAcks = new TreeMap<>();
+  private int pendingAckCount;
+  private boolean isrChangeInFlight;
+  private long topicRevision = -1;
+
+  Partition(TopicPartition tp, PartitionLog log, int localId) {
+    this.tp = tp;
+    this.log = log;
+    this.localId = localId;
+    this.highWatermark = log.logStartOffset();
+  }
+
+  /** Records the topic's revision; returns whether it changed (its configs may have). */
+  boolean applyTopic(long revision) {
+    boolean changed = revision != topicRevision;
+    topicRevision = revision;
+    return changed;
+  }
+
+  /** What {@link #applyState} changed in the replica's role. */
+  enum Transition {
+    NONE,
+    BECAME_LEADER,
+    BECAME_FOLLOWER
+  }
+
+  /**
+   * Applies the partition's state from the metadata: leader or follower, its epoch and ISR. States
+   * older than the one applied are ignored.
+   */
+  Transition applyState(PartitionState next, List<Integer> assignment, int minIsr, long nowMs) {
+    replicas = assignment;
+    minInsyncReplicas = minIsr;
+    if (state != null && next.modRevision() <= state.modRevision()) {
+      return Transition.NONE;
+    }
+    PartitionState previous = state;
+    state = next;
+    boolean newEpoch = previous == null || previous.leaderEpoch() != next.leaderEpoch();
+    if (next.leader() == localId) {
+      if (!leader || newEpoch) {
+        becomeLeader(nowMs);
+        return Transition.BECAME_LEADER;
+      }
+      onIsrChanged();
+      return Transition.NONE;
+    }
+    if (leader || newEpoch || previous.leader() != next.leader()) {
+      becomeFollower();
+      return Transition.BECAME_FOLLOWER;
+    }
+    return Transition.NONE;
+  }
+
+  private void becomeLeader(long nowMs) {
+    leader = true;
+    log.assignLeaderEpoch(state.leaderEpoch());
+    leaderEpochStartOffset = log.logEndOffset();
+    followers.clear();
+    for (int replica : replicas) {
+      if (replica != localId) {
+        Follower follower = new Follower();
+        follower.lastCaughtUpMs = state.isr().contains(replica) ? nowMs : 0;
+        followers.put(replica, follower);
+      }
+    }
+    highWatermark = Math.min(Math.max(highWatermark, log.logStartOffset()), log.logEndOffset());
+    LOG.info(
+        "{}: leader at epoch {} with ISR {}, LEO {}, HW {}",
+        tp,
+        state.leaderEpoch(),
+        state.isr(),
+        log.logEndOffset(),
+        highWatermark);
+    maybeAdvanceHighWatermark();
+  }
+
+  private void becomeFollower() {
+    boolean wasLeader = leader;
+    leader = false;
+    followers.clear();
+    failPendingAcks(
+        () ->
+            new NotLeaderOrFollowerException(
+                "Leadership of " + tp + " moved to broker " + state.leader()));
+    highWatermark = Math.min(highWatermark, log.logEndOffset());
+    if (wasLeader) {
+      LOG.info("{}: follower of {} at epoch {}", tp, state.leader(), state.leaderEpoch());
+    }
+  }
+
+  /** Stops acting as leader, without a new state: this broker lost its registration. */
+  void resign() {
+    if (leader) {
+      LOG.warn("{}: no longer leading: this broker lost its registration", tp);
+      leader = false;
+      state = null;
+      failPendingAcks(
+          () -> new NotLeaderOrFollowerException("This broker lost its cluster registration"));
+    }
+  }
+
+  private void onIsrChanged() {
+    if (state.isr().size() < minInsyncReplicas) {
+      failPendingAcks(
+          () ->
+              new NotEnoughReplicasAfterAppendException(
+                  "The ISR of "
+                      + tp
+                      + " shrank to "
+                      + state.isr()
+                      + ", below min.insync.replicas="
+                      + minInsyncReplicas));
+    }
+    maybeAdvanceHighWatermark();
+  }
+
+  boolean isLeader() {
+    return leader;
+  }
+
+  int leaderId() {
+    return state == null ? PartitionState.NO_LEADER : state.leader();
+  }
+
+  int leaderEpoch() {
+    return state == null ? RecordBatch.NO_PARTITION_LEADER_EPOCH : state.leaderEpoch();
+  }
+
+  PartitionState state() {
+    return state;
+  }
+
+  long highWatermark() {
+    return highWatermark;
+  }
+
+  void checkLeader(int currentLeaderEpoch) {
+    if (!leader) {
+      throw new NotLeaderOrFollowerException(
+          "Broker " + localId + " does not lead " + tp + " (leader: " + leaderId() + ")");
+    }
+    if (currentLeaderEpoch != RecordBatch.NO_PARTITION_LEADER_EPOCH) {
+      if (currentLeaderEpoch < state.leaderEpoch()) {
+        throw new FencedLeaderEpochException(
+            "Epoch " + currentLeaderEpoch + " is older than " + state.leaderEpoch());
+      }
+      if (currentLeaderEpoch > state.leaderEpoch()) {
+        throw new UnknownLeaderEpochException(
+            "Epoch " + currentLeaderEpoch + " is newer than " + state.leaderEpoch());
+      }
+    }
+  }
+
+  /**
+   * Appends a producer's batches as leader.
+   *
+   * @return the append, done at once for acks 0 and 1, and for acks=all once the HW passes it
+   */
+  PendingAck appendAsLeader(MemoryRecords records, short acks, int maxPendingAcks) {
+    checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+    if (acks == -1 && state.isr().size() < minInsyncReplicas) {
+      throw new NotEnoughReplicasException(
+          "The ISR "
+              + state.isr()
+              + " of "
+              + tp
+              + " is smaller than min.insync.replicas="
+              + minInsyncReplicas);
+    }
+    LogAppendInfo info = log.append(records, state.leaderEpoch());
+    maybeAdvanceHighWatermark();
+    if (acks != -1 || info.lastOffset() < highWatermark) {
+      return new PendingAck(info.lastOffset() + 1, info, CompletableFuture.completedFuture(info));
+    }
+    if (pendingAckCount >= maxPendingAcks) {
+      throw new TimeoutException(
+          "Written, but " + pendingAckCount + " acks=all produces already wait on " + tp);
+    }
+    PendingAck ack = new PendingAck(info.lastOffset() + 1, info, new CompletableFuture<>());
+    pendingAcks.computeIfAbsent(ack.requiredOffset(), k -> new ArrayList<>()).add(ack);
+    pendingAckCount++;
+    return ack;
+  }
+
+  /** Fails {@code ack} with REQUEST_TIMED_OUT if it still waits. */
+  void expire(PendingAck ack) {
+    List<PendingAck> waiting = pendingAcks.get(ack.requiredOffset());
+    if (waiting != null && waiting.remove(ack)) {
+      pendingAckCount--;
+      if (waiting.isEmpty()) {
+        pendingAcks.remove(ack.requiredOffset());
+      }
+      ack.done()
+          .completeExceptionally(
+              new TimeoutException(
+                  "The ISR of " + tp + " did not replicate offset " + ack.info().lastOffset()));
+    }
+  }
+
+  private void failPendingAcks(Supplier<KafkaException> error) {
+    pendingAcks
+        .values()
+        .forEach(list -> list.forEach(a -> a.done().completeExceptionally(error.get())));
+    pendingAcks.clear();
+    pendingAckCount = 0;
+  }
+
+  /** Moves the HW to the smallest LEO in the ISR; returns whether it moved. */
+  boolean maybeAdvanceHighWatermark() {
+    if (!leader || state.isr().size() < minInsyncReplicas) {
+      return false;
+    }
+    long smallest = log.logEndOffset();
+    for (int replica : state.isr()) {
+      if (replica != localId) {
+        Follower follower = followers.get(replica);
+        smallest = Math.min(smallest, follower == null ? -1 : follower.logEndOffset);
+      }
+    }
+    if (smallest <= highWatermark) {
+      return false;
+    }
+    highWatermark = smallest;
+    Iterator<Map.Entry<Long, List<PendingAck>>> due =
+        pendingAcks.headMap(highWatermark, true).entrySet().iterator();
+    while (due.hasNext()) {
+      List<PendingAck> acks = due.next().getValue();
+      pendingAckCount -= acks.size();
+      acks.forEach(a -> a.done().complete(a.info()));
+      due.remove();
+    }
+    return true;
+  }
+
+  /** What a follower's fetch gets from this leader. */
+  record FollowerRead(LogReadInfo read, EpochEndOffset divergingEpoch, long highWatermark) {}
+
+  /**
+   * Serves a follower's fetch: records the follower's LEO (its fetch offset), checks its last
+   * fetched epoch against this log's epochs (KIP-320), and reads up to the log end.
+   */
+  FollowerRead readForFollower(
+      int replicaId,
+      long fetchOffset,
+      int lastFetchedEpoch,
+      int currentLeaderEpoch,
+      int maxBytes,
+      long nowMs) {
+    checkLeader(currentLeaderEpoch);
+    Follower follower = followers.get(replicaId);
+    if (follower == null) {
+      throw new NotLeaderOrFollowerException("Broker " + replicaId + " is not a replica of " + tp);
+    }
+    if (lastFetchedEpoch != RecordBatch.NO_PARTITION_LEADER_EPOCH) {
+      EpochEndOffset end = log.endOffsetForEpoch(lastFetchedEpoch);
+      if (end.epoch() < lastFetchedEpoch || end.endOffset() < fetchOffset) {
+        return new FollowerRead(null, end, highWatermark);
+      }
+    }
+    long leaderEnd = log.logEndOffset();
+    if (fetchOffset > leaderEnd || fetchOffset < log.logStartOffset()) {
+      throw new OffsetOutOfRangeException(
+          "Offset "
+              + fetchOffset
+              + " is outside ["
+              + log.logStartOffset()
+              + ", "
+              + leaderEnd
+              + "]");
+    }
+    follower.logEndOffset = fetchOffset;
+    if (fetchOffset >= leaderEnd) {
+      follower.lastCaughtUpMs = nowMs;
+    } else if (fetchOffset >= follower.leaderEndOffsetAtLastFetch) {
+      follower.lastCaughtUpMs = Math.max(follower.lastCaughtUpMs, follower.lastFetchMs);
+    }
+    follower.leaderEndOffsetAtLastFetch = leaderEnd;
+    follower.lastFetchMs = nowMs;
+    maybeAdvanceHighWatermark();
+    return new FollowerRead(log.read(fetchOffset, maxBytes, leaderEnd), null, highWatermark);
+  }
+
+  /** The ISR this leader should propose now, or null when it is right. */
+  List<Integer> wantedIsr(long nowMs, long replicaLagTimeMaxMs) {
+    if (!leader || isrChangeInFlight) {
+      return null;
+    }
+    List<Integer> wanted = new ArrayList<>(state.isr());
+    for (Map.Entry<Integer, Follower> entry : followers.entrySet()) {
+      int replica = entry.getKey();
+      Follower follower = entry.getValue();
+      boolean inSync = wanted.contains(replica);
+      boolean caughtUpLately = nowMs - follower.lastCaughtUpMs <= replicaLagTimeMaxMs;
+      if (inSync && !caughtUpLately) {
+        wanted.remove(Integer.valueOf(replica));
+      } else if (!inSync
+          && caughtUpLately
+          && follower.logEndOffset >= highWatermark
+          && follower.logEndOffset >= leaderEpochStartOffset) {
+        wanted.add(replica);
+      }
+    }
+    return wanted.equals(state.isr()) ? null : wanted;
+  }
+
+  void isrChangeStarted() {
+    isrChangeInFlight = true;
+  }
+
+  void isrChangeEnded() {
+    isrChangeInFlight = false;
+  }
+
+  /**
+   * Takes what a fetch from the leader returned at {@code epoch}: truncates to a diverging epoch's
+   * end, or appends the records; then HW = min(the leader's HW, this LEO).
+   */
+  void onFetched(
+      int epoch,
+      EpochEndOffset diverging,
+      MemoryRecords records,
+      long leaderHighWatermark,
+      long leaderLogStartOffset) {
+    if (leader || epoch != leaderEpoch()) {
+      return;
+    }
+    if (diverging != null) {
+      EpochEndOffset local = log.endOffsetForEpoch(diverging.epoch());
+      long localEnd =
+          local.epoch() == RecordBatch.NO_PARTITION_LEADER_EPOCH
+              ? log.logEndOffset()
+              : local.endOffset();
+      long truncateTo = Math.min(diverging.endOffset(), localEnd);
+      LOG.info(
+          "{}: diverged from leader {} at epoch {}; truncating to {}",
+          tp,
+          leaderId(),
+          diverging.epoch(),
+          truncateTo);
+      log.truncateTo(truncateTo);
+    } else if (records.sizeInBytes() > 0) {
+      log.appendAsFollower(records);
+    }
+    if (leaderLogStartOffset > log.logStartOffset() && leaderLogStartOffset <= log.logEndOffset()) {
+      log.deleteRecordsBefore(leaderLogStartOffset);
+    }
+    highWatermark = Math.min(leaderHighWatermark, log.logEndOffset());
+  }
+
+  /** A fetch from the leader was out of range: restart from its log start, or its HW. */
+  void onOutOfRange(
+      int epoch, long fetchOffset, long leaderLogStartOffset, long leaderHighWatermark) {
+    if (leader || epoch != leaderEpoch()) {
+      return;
+    }
+    if (fetchOffset < leaderLogStartOffset) {
+      log.truncateFullyAndStartAt(leaderLogStartOffset);
+    } else if (leaderHighWatermark >= 0) {
+      log.truncateTo(leaderHighWatermark);
+    }
+    highWatermark = Math.min(highWatermark, log.logEndOffset());
+  }
+}

@@ -1,0 +1,107 @@
+package io.tidelog.broker.replica;
+
+import io.tidelog.broker.cluster.MetadataStore;
+import io.vertx.core.Vertx;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The follower side of replication: one {@link ReplicaFetcher} per leader this broker follows
+ * partitions of, started on the first and stopped with the last. Settings are Kafka's {@code
+ * replica.fetch.*}.
+ */
+public final class ReplicaFetchers implements AutoCloseable {
+  private static final int BACKOFF_MS = 500;
+  private static final int CONNECT_TIMEOUT_MS = 5_000;
+
+  private final Vertx vertx;
+  private final MetadataStore metadata;
+  private final ReplicaManager replicas;
+  private final int maxWaitMs;
+  private final int partitionMaxBytes;
+  private final int responseMaxBytes;
+  private final Map<Integer, ReplicaFetcher> byLeader = new HashMap<>();
+
+  public ReplicaFetchers(
+      Vertx vertx,
+      MetadataStore metadata,
+      ReplicaManager replicas,
+      int maxWaitMs,
+      int partitionMaxBytes,
+      int responseMaxBytes) {
+    this.vertx = vertx;
+    this.metadata = metadata;
+    this.replicas = replicas;
+    this.maxWaitMs = maxWaitMs;
+    this.partitionMaxBytes = partitionMaxBytes;
+    this.responseMaxBytes = responseMaxBytes;
+  }
+
+  synchronized void follow(TopicPartition tp, int leaderId) {
+    byLeader
+        .computeIfAbsent(
+            leaderId,
+            id -> {
+              ReplicaFetcher fetcher = new ReplicaFetcher(id, this);
+              fetcher.start();
+              return fetcher;
+            })
+        .add(tp);
+  }
+
+  synchronized void unfollow(TopicPartition tp) {
+    byLeader
+        .entrySet()
+        .removeIf(
+            entry -> {
+              boolean empty = entry.getValue().remove(tp);
+              if (empty) {
+                entry.getValue().stop();
+              }
+              return empty;
+            });
+  }
+
+  Vertx vertx() {
+    return vertx;
+  }
+
+  MetadataStore metadata() {
+    return metadata;
+  }
+
+  ReplicaManager replicas() {
+    return replicas;
+  }
+
+  int localId() {
+    return replicas.localId();
+  }
+
+  int maxWaitMs() {
+    return maxWaitMs;
+  }
+
+  int partitionMaxBytes() {
+    return partitionMaxBytes;
+  }
+
+  int responseMaxBytes() {
+    return responseMaxBytes;
+  }
+
+  int backoffMs() {
+    return BACKOFF_MS;
+  }
+
+  int connectTimeoutMs() {
+    return CONNECT_TIMEOUT_MS;
+  }
+
+  @Override
+  public synchronized void close() {
+    byLeader.values().forEach(ReplicaFetcher::stop);
+    byLeader.clear();
+  }
+}

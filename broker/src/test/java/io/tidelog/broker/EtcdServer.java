@@ -1,0 +1,113 @@
+package io.tidelog.broker;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real etcd (Debian's {@code etcd-server}) on free loopback ports with its data under a test's
+ * directory. It can be stopped and started again on the same ports and data.
+ */
+final class EtcdServer implements AutoCloseable {
+  private static final long START_TIMEOUT_MS = 20_000;
+  private final Path dataDir;
+  private final int clientPort;
+  private final int peerPort;
+  private Process process;
+
+  private EtcdServer(Path dataDir, int clientPort, int peerPort) {
+    this.dataDir = dataDir;
+    this.clientPort = clientPort;
+    this.peerPort = peerPort;
+  }
+
+  static EtcdServer start(Path dir) throws Exception {
+    Files.createDirectories(dir);
+    EtcdServer etcd = new EtcdServer(dir.resolve("data"), freePort(), freePort());
+    etcd.start();
+    return etcd;
+  }
+
+  String endpoint() {
+    return "http://127.0.0.1:" + clientPort;
+  }
+
+  void start() throws Exception {
+    String peer = "http://127.0.0.1:" + peerPort;
+    process =
+        new ProcessBuilder(
+                List.of(
+                    "etcd",
+                    "--name",
+                    "test",
+                    "--data-dir",
+                    dataDir.toString(),
+                    "--listen-client-urls",
+                    endpoint(),
+                    "--advertise-client-urls",
+                    endpoint(),
+                    "--listen-peer-urls",
+                    peer,
+                    "--initial-advertise-peer-urls",
+                    peer,
+                    "--initial-cluster",
+                    "test=" + peer))
+            .redirectErrorStream(true)
+            .redirectOutput(
+                ProcessBuilder.Redirect.appendTo(dataDir.resolveSibling("etcd.log").toFile()))
+            .start();
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    long deadline = System.currentTimeMillis() + START_TIMEOUT_MS;
+    while (System.currentTimeMillis() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException(
+            "etcd exited with "
+                + process.exitValue()
+                + "; see "
+                + dataDir.resolveSibling("etcd.log"));
+      }
+      try {
+        HttpResponse<String> health =
+            http.send(
+                HttpRequest.newBuilder(URI.create(endpoint() + "/health"))
+                    .timeout(Duration.ofSeconds(1))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (health.statusCode() == 200 && health.body().contains("true")) {
+          return;
+        }
+      } catch (IOException e) {
+        // not listening yet
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException(
+        "etcd did not become healthy within " + START_TIMEOUT_MS + " ms");
+  }
+
+  void stop() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    stop();
+  }
+}

@@ -1,0 +1,280 @@
+package io.tidelog.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.core.ConditionFactory;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three brokers, each in its own JVM, on a real etcd: the seeds' replication model (ISR, HW, LEO),
+ * failover and {@code acks=all}, judged by kafka-clients.
+ */
+class ReplicationIT {
+  private static final Duration WAIT = Duration.ofSeconds(30);
+
+  @TempDir(cleanup = CleanupMode.ON_SUCCESS)
+  Path dir;
+
+  private EtcdServer etcd;
+  private final Map<Integer, BrokerProcess> brokers = new HashMap<>();
+  private Admin admin;
+
+  private void startCluster(Map<String, String> overrides) throws Exception {
+    etcd = EtcdServer.start(dir.resolve("etcd"));
+    for (int id = 0; id < 3; id++) {
+      brokers.put(
+          id, new BrokerProcess(id, dir.resolve("broker-" + id), etcd.endpoint(), overrides));
+    }
+    for (BrokerProcess broker : brokers.values()) {
+      broker.start();
+    }
+    Properties props = new Properties();
+    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    // A paused broker accepts connections and never answers: time out fast and try another
+    props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000);
+    props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
+    admin = Admin.create(props);
+    eventually().until(() -> admin.describeCluster().nodes().get().size() == 3);
+  }
+
+  private static ConditionFactory eventually() {
+    return await().atMost(WAIT).ignoreExceptions();
+  }
+
+  private String bootstrap() {
+    return brokers.values().stream().map(BrokerProcess::address).collect(Collectors.joining(","));
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    if (admin != null) {
+      admin.close(Duration.ofSeconds(5));
+    }
+    for (BrokerProcess broker : brokers.values()) {
+      broker.close();
+    }
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  private TopicPartitionInfo describe(String topic) throws Exception {
+    TopicDescription description =
+        admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+    return description.partitions().get(0);
+  }
+
+  private static List<Integer> ids(List<Node> nodes) {
+    return nodes.stream().map(Node::id).sorted().toList();
+  }
+
+  private long highWatermark(String topic) throws Exception {
+    TopicPartition tp = new TopicPartition(topic, 0);
+    return admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp).offset();
+  }
+
+  private void createTopic(String name, Map<String, String> configs) throws Exception {
+    admin.createTopics(List.of(new NewTopic(name, 1, (short) 3).configs(configs))).all().get();
+    eventually().until(() -> describe(name).isr().size() == 3);
+  }
+
+  private KafkaProducer<String, String> producer(String acks, Map<String, Object> extra) {
+    Map<String, Object> props = new HashMap<>();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    props.put(ProducerConfig.ACKS_CONFIG, acks);
+    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, acks.equals("all"));
+    props.putAll(extra);
+    return new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
+  }
+
+  private List<ConsumerRecord<String, String>> readAll(String topic, int expected, Duration quiet) {
+    Map<String, Object> props = new HashMap<>();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    List<ConsumerRecord<String, String>> records = new ArrayList<>();
+    try (KafkaConsumer<String, String> consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+      TopicPartition tp = new TopicPartition(topic, 0);
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      long deadline = System.currentTimeMillis() + WAIT.toMillis();
+      while (records.size() < expected && System.currentTimeMillis() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      }
+      long quietEnd = System.currentTimeMillis() + quiet.toMillis();
+      while (System.currentTimeMillis() < quietEnd) {
+        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      }
+    }
+    return records;
+  }
+
+  @Test
+  void theSeedsWorkedExampleHighWatermarkIsTheSmallestLogEndOffsetInTheIsr() throws Exception {
+    // Given three replicas in sync at LEO 4 (a session and lag time longer than the test)
+    startCluster(Map.of("broker.session.timeout.ms", "60000"));
+    createTopic("seeds", Map.of());
+    TopicPartitionInfo partition = describe("seeds");
+    int leader = partition.leader().id();
+    List<Integer> followers =
+        ids(partition.replicas()).stream().filter(id -> id != leader).toList();
+    try (KafkaProducer<String, String> producer = producer("1", Map.of())) {
+      for (int i = 0; i < 4; i++) {
+        producer.send(new ProducerRecord<>("seeds", "m" + i)).get();
+      }
+      eventually().until(() -> highWatermark("seeds") == 4);
+
+      // When follower2 is held back and the leader (and follower1) reach LEO 5
+      brokers.get(followers.get(1)).pause();
+      producer.send(new ProducerRecord<>("seeds", "m4")).get();
+    }
+
+    // Then the HW stays 4, follower2 is still in the ISR, and a consumer reads offsets 0-3 only
+    Thread.sleep(1500); // gives the HW time to move, which it must not
+    assertThat(highWatermark("seeds")).isEqualTo(4);
+    assertThat(ids(describe("seeds").isr())).containsExactly(0, 1, 2);
+    assertThat(readAll("seeds", 4, Duration.ofSeconds(1)))
+        .extracting(ConsumerRecord::offset)
+        .containsExactly(0L, 1L, 2L, 3L);
+
+    // and once follower2 catches up, HW = 5 and offset 4 is readable
+    brokers.get(followers.get(1)).resume();
+    eventually().until(() -> highWatermark("seeds") == 5);
+    assertThat(readAll("seeds", 5, Duration.ZERO))
+        .extracting(ConsumerRecord::value)
+        .containsExactly("m0", "m1", "m2", "m3", "m4");
+  }
+
+  @Test
+  void aFollowerThatLagsBeyondReplicaLagTimeLeavesTheIsrAndRejoins() throws Exception {
+    startCluster(Map.of("broker.session.timeout.ms", "60000", "replica.lag.time.max.ms", "2000"));
+    createTopic("osr", Map.of());
+    TopicPartitionInfo partition = describe("osr");
+    int lagging =
+        ids(partition.replicas()).stream()
+            .filter(id -> id != partition.leader().id())
+            .findFirst()
+            .orElseThrow();
+
+    brokers.get(lagging).pause();
+    eventually().until(() -> !ids(describe("osr").isr()).contains(lagging));
+    assertThat(ids(describe("osr").replicas())).contains(lagging);
+
+    brokers.get(lagging).resume();
+    eventually().until(() -> ids(describe("osr").isr()).contains(lagging));
+  }
+
+  @Test
+  void killingTheLeaderLosesNoAcknowledgedRecordAndItRejoinsAfterwards() throws Exception {
+    startCluster(Map.of("broker.session.timeout.ms", "2000"));
+    createTopic("failover", Map.of("min.insync.replicas", "2"));
+    TopicPartitionInfo before = describe("failover");
+    int leader = before.leader().id();
+    List<String> sent = new ArrayList<>();
+    try (KafkaProducer<String, String> producer =
+        producer("all", Map.of(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000))) {
+      for (int i = 0; i < 2000; i++) {
+        String value = "r" + i;
+        producer.send(new ProducerRecord<>("failover", value));
+        sent.add(value);
+        if (i == 1000) {
+          producer.flush();
+          brokers.get(leader).kill();
+        }
+      }
+      producer.flush();
+    }
+    TopicPartitionInfo after = describe("failover");
+    assertThat(after.leader().id()).isNotEqualTo(leader);
+    assertThat(ids(after.isr())).doesNotContain(leader);
+
+    // Every record was acknowledged (send().get() would have thrown otherwise on flush), and each
+    // is read back once, in order
+    assertThat(readAll("failover", sent.size(), Duration.ofMillis(500)))
+        .extracting(ConsumerRecord::value)
+        .containsExactlyElementsOf(sent);
+
+    // The killed broker comes back, catches up and re-enters the ISR
+    brokers.get(leader).start();
+    eventually().until(() -> ids(describe("failover").isr()).contains(leader));
+  }
+
+  @Test
+  void withTwoOfThreeReplicasDownAcksAllIsRefusedAndConsumersStillRead() throws Exception {
+    startCluster(Map.of("broker.session.timeout.ms", "2000"));
+    createTopic("quorum", Map.of("min.insync.replicas", "2"));
+    int leader = describe("quorum").leader().id();
+    try (KafkaProducer<String, String> producer =
+        producer(
+            "all",
+            Map.of(
+                // NOT_ENOUGH_REPLICAS is retriable; without retries the client reports it as is
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                false,
+                ProducerConfig.RETRIES_CONFIG,
+                0))) {
+      for (int i = 0; i < 10; i++) {
+        producer.send(new ProducerRecord<>("quorum", "ok" + i)).get();
+      }
+      for (BrokerProcess broker : brokers.values()) {
+        if (broker.id != leader) {
+          broker.stop();
+        }
+      }
+      eventually().until(() -> ids(describe("quorum").isr()).equals(List.of(leader)));
+
+      assertThatThrownBy(() -> producer.send(new ProducerRecord<>("quorum", "refused")).get())
+          .isInstanceOf(ExecutionException.class)
+          .cause()
+          .isInstanceOf(NotEnoughReplicasException.class);
+    }
+    assertThat(readAll("quorum", 10, Duration.ofMillis(500))).hasSize(10);
+  }
+
+  @Test
+  void killingTheControllerElectsAnotherAndTopicsCanStillBeCreated() throws Exception {
+    startCluster(Map.of("broker.session.timeout.ms", "2000"));
+    int controller = admin.describeCluster().controller().get().id();
+    brokers.get(controller).kill();
+    await()
+        .atMost(WAIT)
+        .until(
+            () -> {
+              Node now = admin.describeCluster().controller().get();
+              return now != null && now.id() >= 0 && now.id() != controller;
+            });
+    admin.createTopics(List.of(new NewTopic("after", 2, (short) 2))).all().get();
+    eventually().until(() -> describe("after").leader() != null);
+  }
+}
