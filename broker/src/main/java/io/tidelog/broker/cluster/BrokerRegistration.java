@@ -166,10 +166,6 @@ public final class BrokerRegistration implements AutoCloseable {
     }
   }
 
-  public long leaseId() {
-    return leaseId;
-  }
-
   /** Revokes the lease, which removes the registration and any election key on it. */
   @Override
   public void close() {

@@ -105,10 +105,6 @@ public final class Controller implements AutoCloseable {
     campaign.cancel(true);
   }
 
-  public boolean isActive() {
-    return leaderKey != null;
-  }
-
   private void queueReconcile() {
     if (leaderKey != null && reconcileQueued.compareAndSet(false, true)) {
       thread.execute(

@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -456,19 +455,6 @@ public final class ReplicaManager implements AutoCloseable {
                 });
       }
     }
-  }
-
-  /** The partitions led here that have other replicas, for a controlled shutdown. */
-  public Set<TopicPartition> ledPartitions() {
-    Set<TopicPartition> led = new HashSet<>();
-    partitions.forEach(
-        (tp, p) -> {
-          PartitionState state = p.state();
-          if (state != null && state.leader() == localId) {
-            led.add(tp);
-          }
-        });
-    return led;
   }
 
   private <T> CompletableFuture<T> onLeader(TopicPartition tp, Function<Partition, T> work) {
