@@ -12,6 +12,7 @@ import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.support.CloseableClient;
 import io.grpc.stub.StreamObserver;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -91,17 +92,13 @@ public final class BrokerRegistration implements AutoCloseable {
     ByteSequence key = store.key(ClusterImage.BROKERS + info.id());
     boolean registered =
         store
-            .commit(
-                store
-                    .client()
-                    .getKVClient()
-                    .txn()
-                    .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.version(0)))
-                    .Then(
-                        Op.put(
-                            key,
-                            ByteSequence.from(info.toJson().encode(), UTF_8),
-                            PutOption.builder().withLeaseId(lease).build())))
+            .transact(
+                List.of(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.version(0))),
+                List.of(
+                    Op.put(
+                        key,
+                        ByteSequence.from(info.toJson().encode(), UTF_8),
+                        PutOption.builder().withLeaseId(lease).build())))
             .isSucceeded();
     if (!registered) {
       store.client().getLeaseClient().revoke(lease);

@@ -25,7 +25,8 @@ public record ClusterImage(
   static final String PARTITIONS = "partitions/";
   static final String CONTROLLER = "controller";
 
-  static final ClusterImage EMPTY = new ClusterImage(0, Map.of(), Map.of(), Map.of(), Map.of());
+  public static final ClusterImage EMPTY =
+      new ClusterImage(0, Map.of(), Map.of(), Map.of(), Map.of());
 
   /** A controller candidate: jetcd's election key with the lowest create revision leads. */
   public record Candidate(long createRevision, int brokerId) {}

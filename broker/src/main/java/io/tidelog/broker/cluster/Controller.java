@@ -121,6 +121,9 @@ public final class Controller implements AutoCloseable {
       return;
     }
     ClusterImage image = store.image();
+    if (image.revision() < key.getRevision()) {
+      return; // the image has not seen our election yet; the next one triggers a reconcile
+    }
     String ourKey = key.getKey().toString(UTF_8);
     if (image.candidates().keySet().stream().noneMatch(ourKey::endsWith)) {
       LOG.warn("Broker {} is no longer the controller: its election key is gone", nodeId);

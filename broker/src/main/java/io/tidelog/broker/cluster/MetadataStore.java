@@ -64,6 +64,10 @@ public final class MetadataStore implements AutoCloseable {
   private final List<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
   private final Object revisionMonitor = new Object();
   private volatile ClusterImage image = ClusterImage.EMPTY;
+
+  /** The revision of the last image the listeners have been given; writers wait on this one. */
+  private volatile long publishedRevision;
+
   private Watch.Watcher watcher;
   private volatile boolean closed;
 
@@ -132,12 +136,7 @@ public final class MetadataStore implements AutoCloseable {
     ops.add(put(topicKey(name), topic.toJson().encode()));
     addPartitionOps(topic, 0, ops);
     TxnResponse response =
-        commit(
-            client
-                .getKVClient()
-                .txn()
-                .If(new Cmp(key(topicKey(name)), Cmp.Op.EQUAL, CmpTarget.version(0)))
-                .Then(ops.toArray(Op[]::new)));
+        transact(List.of(new Cmp(key(topicKey(name)), Cmp.Op.EQUAL, CmpTarget.version(0))), ops);
     if (!response.isSucceeded()) {
       throw new TopicExistsException("Topic '" + name + "' already exists");
     }
@@ -198,16 +197,13 @@ public final class MetadataStore implements AutoCloseable {
       ops.add(put(topicKey(name), next.toJson().encode()));
       addPartitionOps(next, current.partitions(), ops);
       TxnResponse response =
-          commit(
-              client
-                  .getKVClient()
-                  .txn()
-                  .If(
-                      new Cmp(
-                          key(topicKey(name)),
-                          Cmp.Op.EQUAL,
-                          CmpTarget.modRevision(current.modRevision())))
-                  .Then(ops.toArray(Op[]::new)));
+          transact(
+              List.of(
+                  new Cmp(
+                      key(topicKey(name)),
+                      Cmp.Op.EQUAL,
+                      CmpTarget.modRevision(current.modRevision()))),
+              ops);
       awaitRevision(response.getHeader().getRevision());
       if (response.isSucceeded()) {
         return image.topics().get(name);
@@ -221,16 +217,13 @@ public final class MetadataStore implements AutoCloseable {
   /** Removes the topic and its partition states; returns whether it existed. */
   public boolean deleteTopic(String name) {
     TxnResponse response =
-        commit(
-            client
-                .getKVClient()
-                .txn()
-                .If(new Cmp(key(topicKey(name)), Cmp.Op.GREATER, CmpTarget.version(0)))
-                .Then(
-                    Op.delete(key(topicKey(name)), DeleteOption.DEFAULT),
-                    Op.delete(
-                        key(ClusterImage.PARTITIONS + name + "/"),
-                        DeleteOption.builder().isPrefix(true).build())));
+        transact(
+            List.of(new Cmp(key(topicKey(name)), Cmp.Op.GREATER, CmpTarget.version(0))),
+            List.of(
+                Op.delete(key(topicKey(name)), DeleteOption.DEFAULT),
+                Op.delete(
+                    key(ClusterImage.PARTITIONS + name + "/"),
+                    DeleteOption.builder().isPrefix(true).build())));
     awaitRevision(response.getHeader().getRevision());
     return response.isSucceeded();
   }
@@ -248,12 +241,9 @@ public final class MetadataStore implements AutoCloseable {
         modRevision = kv.getModRevision();
       }
       TxnResponse response =
-          commit(
-              client
-                  .getKVClient()
-                  .txn()
-                  .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(modRevision)))
-                  .Then(put(PRODUCER_IDS, String.valueOf(next + count))));
+          transact(
+              List.of(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(modRevision))),
+              List.of(put(PRODUCER_IDS, String.valueOf(next + count))));
       if (response.isSucceeded()) {
         return next;
       }
@@ -276,12 +266,7 @@ public final class MetadataStore implements AutoCloseable {
         new Cmp(
             key(partitionKey(tp)), Cmp.Op.EQUAL, CmpTarget.modRevision(expected.modRevision())));
     TxnResponse response =
-        commit(
-            client
-                .getKVClient()
-                .txn()
-                .If(compares.toArray(Cmp[]::new))
-                .Then(put(partitionKey(tp), next.toJson().encode())));
+        transact(compares, List.of(put(partitionKey(tp), next.toJson().encode())));
     awaitRevision(response.getHeader().getRevision());
     return response.isSucceeded() ? image.partition(tp) : Optional.empty();
   }
@@ -316,8 +301,15 @@ public final class MetadataStore implements AutoCloseable {
     return Op.put(key(relative), ByteSequence.from(value, UTF_8), PutOption.DEFAULT);
   }
 
-  TxnResponse commit(io.etcd.jetcd.Txn txn) {
-    return get(txn.commit());
+  /** Runs {@code ops} if every one of {@code compares} holds, as one etcd transaction. */
+  TxnResponse transact(List<Cmp> compares, List<Op> ops) {
+    return get(
+        client
+            .getKVClient()
+            .txn()
+            .If(compares.toArray(Cmp[]::new))
+            .Then(ops.toArray(Op[]::new))
+            .commit());
   }
 
   static <T> T get(CompletableFuture<T> future) {
@@ -338,7 +330,7 @@ public final class MetadataStore implements AutoCloseable {
   void awaitRevision(long revision) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
     synchronized (revisionMonitor) {
-      while (image.revision() < revision) {
+      while (publishedRevision < revision) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           throw new TimeoutException(
@@ -436,6 +428,7 @@ public final class MetadataStore implements AutoCloseable {
       }
     }
     synchronized (revisionMonitor) {
+      publishedRevision = next.revision();
       revisionMonitor.notifyAll();
     }
   }

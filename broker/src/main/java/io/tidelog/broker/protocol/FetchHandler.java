@@ -6,6 +6,7 @@ import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchRequestData.FetchPartition;
@@ -25,8 +26,8 @@ import org.apache.kafka.common.requests.RequestHeader;
  * read in request order within {@code max.bytes} and each one's {@code partition_max_bytes}; the
  * first batch is returned even when larger (KIP-74). Records go out as file regions.
  *
- * <p>Long poll: when fewer than {@code min.bytes} are available, the response waits for the next
- * append to any requested partition, or {@code max.wait.ms}, and reads once more.
+ * <p>Long poll: while fewer than {@code min.bytes} are available, the response waits for appends
+ * and high-watermark moves on the requested partitions, up to {@code max.wait.ms}.
  */
 public final class FetchHandler {
   private final ReplicaManager replicas;
@@ -45,31 +46,8 @@ public final class FetchHandler {
             t ->
                 t.partitions()
                     .forEach(p -> partitions.add(new TopicPartition(t.topic(), p.partition()))));
-    CompletableFuture<Void> appended = new CompletableFuture<>();
-    Runnable waiter = () -> appended.complete(null);
-    boolean mayWait = data.maxWaitMs() > 0 && data.minBytes() > 0;
-    if (mayWait) {
-      replicas.awaitAppend(partitions, waiter);
-    }
-    return readAll(data, header)
-        .thenCompose(
-            first -> {
-              if (!mayWait || first.bytes() >= data.minBytes() || first.hasError()) {
-                return CompletableFuture.completedFuture(first);
-              }
-              long timer = vertx.setTimer(data.maxWaitMs(), id -> appended.complete(null));
-              return appended.thenCompose(
-                  v -> {
-                    vertx.cancelTimer(timer);
-                    return readAll(data, header);
-                  });
-            })
-        .whenComplete(
-            (result, e) -> {
-              if (mayWait) {
-                replicas.cancelWait(partitions, waiter);
-              }
-            })
+    long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(data.maxWaitMs());
+    return readUntil(data, header, partitions, deadlineNanos)
         .thenApply(
             result ->
                 FetchResponse.of(
@@ -77,6 +55,43 @@ public final class FetchHandler {
                         .setErrorCode(Errors.NONE.code())
                         .setSessionId(0)
                         .setResponses(result.topics())));
+  }
+
+  /**
+   * Reads, and while fewer than {@code min.bytes} came back and the deadline has not passed, waits
+   * for the next append or high-watermark move on a requested partition and reads again. The waiter
+   * is registered before each read, so no wake-up between the read and the wait is lost.
+   */
+  private CompletableFuture<FetchResult> readUntil(
+      FetchRequestData data,
+      RequestHeader header,
+      List<TopicPartition> partitions,
+      long deadlineNanos) {
+    boolean mayWait = data.maxWaitMs() > 0 && data.minBytes() > 0;
+    CompletableFuture<Void> woken = new CompletableFuture<>();
+    Runnable waiter = () -> woken.complete(null);
+    if (mayWait) {
+      replicas.awaitAppend(partitions, waiter);
+    }
+    return readAll(data, header)
+        .thenCompose(
+            result -> {
+              long leftMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+              if (!mayWait
+                  || result.bytes() >= data.minBytes()
+                  || result.hasError()
+                  || leftMs <= 0) {
+                replicas.cancelWait(partitions, waiter);
+                return CompletableFuture.completedFuture(result);
+              }
+              long timer = vertx.setTimer(leftMs, id -> woken.complete(null));
+              return woken.thenCompose(
+                  v -> {
+                    vertx.cancelTimer(timer);
+                    replicas.cancelWait(partitions, waiter);
+                    return readUntil(data, header, partitions, deadlineNanos);
+                  });
+            });
   }
 
   private CompletableFuture<FetchResult> readAll(FetchRequestData data, RequestHeader header) {

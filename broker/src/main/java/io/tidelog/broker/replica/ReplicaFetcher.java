@@ -3,6 +3,7 @@ package io.tidelog.broker.replica;
 import io.tidelog.broker.cluster.BrokerInfo;
 import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.network.PeerConnection;
+import io.vertx.core.Context;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,12 +40,17 @@ final class ReplicaFetcher {
   private final int leaderId;
   private final ReplicaFetchers owner;
   private final Set<TopicPartition> partitions = ConcurrentHashMap.newKeySet();
+
+  /** The event-loop context the fetch loop and its connection state live on. */
+  private final Context context;
+
   private PeerConnection connection;
   private volatile boolean running;
 
   ReplicaFetcher(int leaderId, ReplicaFetchers owner) {
     this.leaderId = leaderId;
     this.owner = owner;
+    this.context = owner.vertx().getOrCreateContext();
   }
 
   void add(TopicPartition tp) {
@@ -59,7 +65,7 @@ final class ReplicaFetcher {
 
   void start() {
     running = true;
-    owner.vertx().runOnContext(v -> round());
+    context.runOnContext(v -> round());
   }
 
   void stop() {
@@ -67,7 +73,7 @@ final class ReplicaFetcher {
   }
 
   private void later() {
-    owner.vertx().setTimer(owner.backoffMs(), id -> round());
+    context.runOnContext(v -> owner.vertx().setTimer(owner.backoffMs(), id -> round()));
   }
 
   private void round() {
@@ -90,23 +96,21 @@ final class ReplicaFetcher {
     CompletableFuture.allOf(positions.values().toArray(CompletableFuture[]::new))
         .whenComplete(
             (v, e) ->
-                owner
-                    .vertx()
-                    .runOnContext(
-                        x -> {
-                          Map<TopicPartition, FetchPosition> ready = new LinkedHashMap<>();
-                          positions.forEach(
-                              (tp, f) -> {
-                                if (!f.isCompletedExceptionally()) {
-                                  f.join().ifPresent(p -> ready.put(tp, p));
-                                }
-                              });
-                          if (ready.isEmpty()) {
-                            later();
-                          } else {
-                            fetch(ready);
-                          }
-                        }));
+                context.runOnContext(
+                    x -> {
+                      Map<TopicPartition, FetchPosition> ready = new LinkedHashMap<>();
+                      positions.forEach(
+                          (tp, f) -> {
+                            if (!f.isCompletedExceptionally()) {
+                              f.join().ifPresent(p -> ready.put(tp, p));
+                            }
+                          });
+                      if (ready.isEmpty()) {
+                        later();
+                      } else {
+                        fetch(ready);
+                      }
+                    }));
   }
 
   private void fetch(Map<TopicPartition, FetchPosition> positions) {
@@ -185,7 +189,7 @@ final class ReplicaFetcher {
                 LOG.warn("Applying fetched data from leader {} failed: {}", leaderId, e.toString());
               }
               if (progressed[0]) {
-                owner.vertx().runOnContext(x -> round());
+                context.runOnContext(x -> round());
               } else {
                 later();
               }

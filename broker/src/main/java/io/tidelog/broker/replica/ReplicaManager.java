@@ -17,7 +17,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -68,7 +67,7 @@ public final class ReplicaManager implements AutoCloseable {
   private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
   private final Map<TopicPartition, List<Runnable>> appendWaiters = new HashMap<>();
   private ReplicaFetchers fetchers;
-  private Set<String> knownTopics = Set.of();
+  private ClusterImage applied = ClusterImage.EMPTY;
 
   public ReplicaManager(
       int localId,
@@ -98,11 +97,13 @@ public final class ReplicaManager implements AutoCloseable {
     }
   }
 
-  /** Starts following the cluster metadata, with {@code fetchers} for the follower side. */
+  /**
+   * Starts following the cluster metadata, with {@code fetchers} for the follower side. The current
+   * image is applied once the broker has registered ({@link #reapplyMetadata}).
+   */
   public void start(ReplicaFetchers replicaFetchers) {
     this.fetchers = replicaFetchers;
-    metadata.addListener(this::applyImage);
-    applyImage(metadata.image());
+    metadata.addListener(image -> applyImage(image, false));
     timer.scheduleWithFixedDelay(
         this::checkIsrs, replicaLagTimeMaxMs / 2, replicaLagTimeMaxMs / 2, TimeUnit.MILLISECONDS);
   }
@@ -121,30 +122,41 @@ public final class ReplicaManager implements AutoCloseable {
   }
 
   /**
-   * Applies an image to the partitions assigned here; deletes the logs of topics that were in the
-   * previous image and are gone. Logs of topics this broker never saw in the metadata are left in
-   * place: a wrong or wiped etcd must not delete data.
+   * Applies an image to the partitions assigned here whose topic or state changed since the last
+   * image (to all of them with {@code all}); deletes the logs of topics that were in the previous
+   * image and are gone. Logs of topics this broker never saw in the metadata are left in place: a
+   * wrong or wiped etcd must not delete data.
    */
-  private synchronized void applyImage(ClusterImage image) {
+  private synchronized void applyImage(ClusterImage image, boolean all) {
     long nowMs = System.currentTimeMillis();
     for (TopicMetadata topic : image.topics().values()) {
-      int minIsr = TopicConfigs.minInsyncReplicas(topicDefaults, topic.configs());
-      LogConfig config = logConfig(topic);
+      // An image shares unchanged entries with the one before it, so identity tells what changed
+      boolean topicChanged = all || applied.topics().get(topic.name()) != topic;
+      int minIsr = -1;
+      LogConfig config = null;
       for (int p = 0; p < topic.partitions(); p++) {
         TopicPartition tp = new TopicPartition(topic.name(), p);
-        List<Integer> replicas = topic.replicas(p);
-        Optional<PartitionState> state = image.partition(tp);
-        if (replicas.contains(localId) && state.isPresent()) {
-          shard(tp).execute(() -> apply(tp, topic, config, state.get(), minIsr, nowMs));
+        PartitionState state = image.partitions().get(tp);
+        if (state == null
+            || !topic.replicas(p).contains(localId)
+            || (!topicChanged && applied.partitions().get(tp) == state)) {
+          continue;
         }
+        if (config == null) {
+          minIsr = TopicConfigs.minInsyncReplicas(topicDefaults, topic.configs());
+          config = logConfig(topic);
+        }
+        int topicMinIsr = minIsr;
+        LogConfig topicConfig = config;
+        shard(tp).execute(() -> apply(tp, topic, topicConfig, state, topicMinIsr, nowMs));
       }
     }
-    for (String gone : knownTopics) {
+    for (String gone : applied.topics().keySet()) {
       if (!image.topics().containsKey(gone)) {
         deleteLocalReplicas(gone);
       }
     }
-    knownTopics = Set.copyOf(image.topics().keySet());
+    applied = image;
   }
 
   private void apply(
@@ -205,9 +217,9 @@ public final class ReplicaManager implements AutoCloseable {
     partitions.forEach((tp, partition) -> shard(tp).execute(partition::resign));
   }
 
-  /** Re-applies the current metadata, as after registering again. */
+  /** Applies the whole current metadata, as after registering (again). */
   public void reapplyMetadata() {
-    applyImage(metadata.image());
+    applyImage(metadata.image(), true);
   }
 
   /**
