@@ -1,7 +1,7 @@
 package io.tidelog.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Path;
@@ -27,6 +27,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -259,10 +260,22 @@ class ReplicationIT {
       }
       eventually().until(() -> ids(describe("quorum").isr()).equals(List.of(leader)));
 
-      assertThatThrownBy(() -> producer.send(new ProducerRecord<>("quorum", "refused")).get())
-          .isInstanceOf(ExecutionException.class)
-          .cause()
-          .isInstanceOf(NotEnoughReplicasException.class);
+      // The leader's partition learns the ISR change just after the metadata shows it; a produce
+      // in between is appended, then refused with NOT_ENOUGH_REPLICAS_AFTER_APPEND. No attempt
+      // may ever succeed, and the refusal before the append must come within a few attempts.
+      Throwable refused = null;
+      for (int attempt = 0;
+          attempt < 20 && !(refused instanceof NotEnoughReplicasException);
+          attempt++) {
+        Throwable thrown =
+            catchThrowable(() -> producer.send(new ProducerRecord<>("quorum", "refused")).get());
+        assertThat(thrown).isInstanceOf(ExecutionException.class);
+        refused = thrown.getCause();
+        assertThat(refused)
+            .isInstanceOfAny(
+                NotEnoughReplicasException.class, NotEnoughReplicasAfterAppendException.class);
+      }
+      assertThat(refused).isInstanceOf(NotEnoughReplicasException.class);
     }
     assertThat(readAll("quorum", 10, Duration.ofMillis(500))).hasSize(10);
   }
