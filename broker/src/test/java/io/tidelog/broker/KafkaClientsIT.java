@@ -1,6 +1,7 @@
 package io.tidelog.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.charset.StandardCharsets;
@@ -223,7 +224,37 @@ class KafkaClientsIT {
 
     admin.deleteTopics(List.of("admin-topic")).all().get();
     assertThat(admin.listTopics().names().get()).doesNotContain("admin-topic");
-    assertThat(logDir.resolve("admin-topic-0")).doesNotExist();
+    // As in Kafka, brokers delete the logs after the deletion is committed, not before
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(logDir.resolve("admin-topic-0")).doesNotExist());
+  }
+
+  @Test
+  void aTopicDeletedAndCreatedAgainStartsEmpty() throws Exception {
+    createTopic("reborn", 1);
+    try (KafkaProducer<byte[], byte[]> producer = producer("all", "none")) {
+      for (int i = 0; i < 10; i++) {
+        producer.send(new ProducerRecord<>("reborn", ("old" + i).getBytes(StandardCharsets.UTF_8)));
+      }
+      producer.flush();
+    }
+
+    // Deleted and created at once: the brokers may see both in one metadata update
+    admin.deleteTopics(List.of("reborn")).all().get();
+    createTopic("reborn", 1);
+
+    try (KafkaProducer<byte[], byte[]> producer = producer("all", "none")) {
+      RecordMetadata first =
+          producer
+              .send(new ProducerRecord<>("reborn", "new".getBytes(StandardCharsets.UTF_8)))
+              .get();
+      assertThat(first.offset()).isZero();
+    }
+    List<ConsumerRecord<byte[], byte[]>> records = readAll(new TopicPartition("reborn", 0), 1);
+    assertThat(records)
+        .extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+        .containsExactly("new");
   }
 
   @Test

@@ -26,6 +26,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
@@ -37,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * <p>Layout of each log directory (as in Kafka): one {@code <topic>-<partition>} directory per
  * partition replica, {@code recovery-point-offset-checkpoint} and {@code
  * log-start-offset-checkpoint} ({@code <topic> <partition> <offset>} lines in a {@link
- * CheckpointFile}), a {@code .kafka_cleanshutdown} marker written by a clean close, and a locked
- * {@code .lock} file that keeps a second broker out.
+ * CheckpointFile}), a {@code partition.metadata} checkpoint in each partition directory with its
+ * topic id, a {@code .kafka_cleanshutdown} marker written by a clean close, and a locked {@code
+ * .lock} file that keeps a second broker out.
  *
  * <p>Logs load in parallel at start, {@code num.recovery.threads.per.data.dir} threads per
  * directory. A directory that fails with an I/O error, then or later, goes offline: its logs fail
@@ -52,6 +54,7 @@ public final class LogManager implements AutoCloseable {
   static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
   static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
   static final String LOCK_FILE = ".lock";
+  static final String PARTITION_METADATA = "partition.metadata";
   private static final int FLUSH_QUEUE_CAPACITY = 10_000;
   private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
 
@@ -234,6 +237,52 @@ public final class LogManager implements AutoCloseable {
    *
    * @throws KafkaStorageException when no directory is live or creating the log fails
    */
+  /**
+   * The log of {@code tp} for the topic {@code topicId}, recorded in its {@code
+   * partition.metadata}. A log that an earlier topic of the same name left, deleted and created
+   * again while this broker was away, is deleted first: its records are not the new topic's.
+   */
+  public PartitionLog getOrCreateLog(TopicPartition tp, Uuid topicId, LogConfig config) {
+    PartitionLog log = logs.get(tp);
+    if (log != null && !log.isOffline()) {
+      List<String> stored = readTopicId(log);
+      if (stored.equals(List.of(topicId.toString()))) {
+        return log;
+      }
+      if (!stored.isEmpty()) {
+        LOG.warn(
+            "{}: the log in {} belongs to an earlier topic {} of this name; deleting it",
+            tp,
+            log.dir(),
+            stored.get(0));
+        try {
+          deleteLog(tp);
+        } catch (IOException e) {
+          handleDirFailure(log.dir().getParent(), e);
+          throw new KafkaStorageException("Cannot delete the stale log of " + tp, e);
+        }
+      }
+    }
+    PartitionLog current = getOrCreateLog(tp, config);
+    try {
+      new CheckpointFile(current.dir().resolve(PARTITION_METADATA))
+          .write(List.of(topicId.toString()));
+    } catch (IOException e) {
+      handleDirFailure(current.dir().getParent(), e);
+      throw new KafkaStorageException("Cannot record the topic id of " + tp, e);
+    }
+    return current;
+  }
+
+  private List<String> readTopicId(PartitionLog log) {
+    try {
+      return new CheckpointFile(log.dir().resolve(PARTITION_METADATA)).read();
+    } catch (IOException e) {
+      handleDirFailure(log.dir().getParent(), e);
+      throw new KafkaStorageException("Cannot read the topic id of " + log.topicPartition(), e);
+    }
+  }
+
   public PartitionLog getOrCreateLog(TopicPartition topicPartition, LogConfig config) {
     return logs.computeIfAbsent(topicPartition, tp -> createLog(tp, config));
   }

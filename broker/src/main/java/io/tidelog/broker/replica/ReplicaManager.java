@@ -124,11 +124,19 @@ public final class ReplicaManager implements AutoCloseable {
   /**
    * Applies an image to the partitions assigned here whose topic or state changed since the last
    * image (to all of them with {@code all}); deletes the logs of topics that were in the previous
-   * image and are gone. Logs of topics this broker never saw in the metadata are left in place: a
-   * wrong or wiped etcd must not delete data.
+   * image and are gone, or were replaced by a topic of the same name. Logs of topics this broker
+   * never saw in the metadata are left in place: a wrong or wiped etcd must not delete data.
    */
   private synchronized void applyImage(ClusterImage image, boolean all) {
     long nowMs = System.currentTimeMillis();
+    // Deletions queue on the shards first, so a topic deleted and created again under the same
+    // name between two images starts from an empty log
+    for (TopicMetadata before : applied.topics().values()) {
+      TopicMetadata now = image.topics().get(before.name());
+      if (now == null || !now.topicId().equals(before.topicId())) {
+        deleteLocalReplicas(before);
+      }
+    }
     for (TopicMetadata topic : image.topics().values()) {
       // An image shares unchanged entries with the one before it, so identity tells what changed
       boolean topicChanged = all || applied.topics().get(topic.name()) != topic;
@@ -151,11 +159,6 @@ public final class ReplicaManager implements AutoCloseable {
         shard(tp).execute(() -> apply(tp, topic, topicConfig, state, topicMinIsr, nowMs));
       }
     }
-    for (String gone : applied.topics().keySet()) {
-      if (!image.topics().containsKey(gone)) {
-        deleteLocalReplicas(gone);
-      }
-    }
     applied = image;
   }
 
@@ -169,7 +172,10 @@ public final class ReplicaManager implements AutoCloseable {
     try {
       Partition partition =
           partitions.computeIfAbsent(
-              tp, k -> new Partition(tp, logManager.getOrCreateLog(tp, config), localId));
+              tp,
+              k ->
+                  new Partition(
+                      tp, logManager.getOrCreateLog(tp, topic.topicId(), config), localId));
       if (partition.applyTopic(topic.modRevision())) {
         partition.log.updateConfig(config);
       }
@@ -191,24 +197,23 @@ public final class ReplicaManager implements AutoCloseable {
     }
   }
 
-  private void deleteLocalReplicas(String topic) {
-    for (TopicPartition tp : new ArrayList<>(logManager.logs().keySet())) {
-      if (tp.topic().equals(topic)) {
-        shard(tp)
-            .execute(
-                () -> {
-                  fetchers.unfollow(tp);
-                  Partition removed = partitions.remove(tp);
-                  if (removed != null) {
-                    removed.resign();
-                  }
-                  try {
-                    logManager.deleteLog(tp);
-                  } catch (IOException e) {
-                    LOG.error("{}: deleting the log failed", tp, e);
-                  }
-                });
-      }
+  private void deleteLocalReplicas(TopicMetadata topic) {
+    for (int p = 0; p < topic.partitions(); p++) {
+      TopicPartition tp = new TopicPartition(topic.name(), p);
+      shard(tp)
+          .execute(
+              () -> {
+                fetchers.unfollow(tp);
+                Partition removed = partitions.remove(tp);
+                if (removed != null) {
+                  removed.resign();
+                }
+                try {
+                  logManager.deleteLog(tp);
+                } catch (IOException e) {
+                  LOG.error("{}: deleting the log failed", tp, e);
+                }
+              });
     }
   }
 

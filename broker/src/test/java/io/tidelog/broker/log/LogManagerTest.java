@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.utils.MockTime;
 import org.apache.kafka.common.utils.Utils;
@@ -149,6 +150,28 @@ class LogManagerTest {
 
       assertThat(log.dir()).doesNotExist();
       assertThat(manager.getLog(tp(0))).isEmpty();
+    }
+  }
+
+  @Test
+  void aLogLeftByAnEarlierTopicOfTheSameNameIsDeletedNotAdopted() throws IOException {
+    Uuid first = Uuid.randomUuid();
+    try (LogManager manager = start()) {
+      manager.getOrCreateLog(tp(0), first, CONFIG).append(batch(T0, "old"), 0);
+      assertThat(manager.getOrCreateLog(tp(0), first, CONFIG).logEndOffset()).isEqualTo(1);
+    }
+
+    // The topic is deleted and created again while this broker is down
+    Uuid second = Uuid.randomUuid();
+    try (LogManager manager = start()) {
+      PartitionLog log = manager.getOrCreateLog(tp(0), second, CONFIG);
+
+      assertThat(log.logEndOffset()).isZero();
+      log.append(batch(T0, "new"), 0);
+    }
+    try (LogManager manager = start()) {
+      PartitionLog log = manager.getOrCreateLog(tp(0), second, CONFIG);
+      assertThat(values(log.read(0, 1000, Long.MAX_VALUE).records())).containsExactly("new");
     }
   }
 
