@@ -118,6 +118,7 @@ public final class Broker implements AutoCloseable {
         new Controller(
             metadata,
             config.nodeId(),
+            config.topicDefaults(),
             config.autoLeaderRebalanceEnable(),
             config.leaderImbalanceCheckIntervalMs());
     Listener advertised = config.advertisedListeners().get(0);

@@ -42,6 +42,11 @@ final class BrokerProcess implements AutoCloseable {
     return "127.0.0.1:" + port;
   }
 
+  /** What the broker has logged so far, across its restarts. */
+  String log() throws IOException {
+    return Files.readString(dir.resolve("broker.log"));
+  }
+
   /** Starts the JVM and waits until the broker accepts connections. */
   BrokerProcess start() throws Exception {
     Files.createDirectories(dir);

@@ -15,6 +15,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -27,6 +29,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -294,5 +297,97 @@ class ReplicationIT {
             });
     admin.createTopics(List.of(new NewTopic("after", 2, (short) 2))).all().get();
     eventually().until(() -> describe("after").leader() != null);
+  }
+
+  @Test
+  void whileEtcdIsDownPartitionsKeepServingAndMetadataChangesResumeWhenItReturns()
+      throws Exception {
+    startCluster(Map.of("broker.session.timeout.ms", "3000"));
+    createTopic("steady", Map.of("min.insync.replicas", "2"));
+    List<String> sent = new ArrayList<>();
+    try (KafkaProducer<String, String> producer = producer("all", Map.of())) {
+      for (int i = 0; i < 10; i++) {
+        sent.add("before" + i);
+        producer.send(new ProducerRecord<>("steady", sent.get(sent.size() - 1))).get();
+      }
+
+      // etcd stays down longer than the broker session timeout
+      etcd.stop();
+      for (int i = 0; i < 10; i++) {
+        sent.add("during" + i);
+        producer.send(new ProducerRecord<>("steady", sent.get(sent.size() - 1))).get();
+      }
+      assertThat(readAll("steady", 20, Duration.ZERO))
+          .extracting(ConsumerRecord::value)
+          .containsExactlyElementsOf(sent);
+      Thread.sleep(4000);
+      assertThat(ids(describe("steady").isr())).containsExactly(0, 1, 2);
+
+      // When it returns, the brokers are still registered and metadata changes go through
+      etcd.start();
+      createTopic("after", Map.of());
+      for (int i = 0; i < 10; i++) {
+        sent.add("after" + i);
+        producer.send(new ProducerRecord<>("steady", sent.get(sent.size() - 1))).get();
+      }
+    }
+    assertThat(readAll("steady", 30, Duration.ZERO))
+        .extracting(ConsumerRecord::value)
+        .containsExactlyElementsOf(sent);
+    assertThat(admin.describeCluster().nodes().get()).hasSize(3);
+  }
+
+  @Test
+  void withUncleanElectionOffAnOutOfSyncSurvivorStaysOfflineAndTurningItOnLosesRecords()
+      throws Exception {
+    startCluster(Map.of("broker.session.timeout.ms", "2000"));
+    createTopic("unclean", Map.of());
+    int leader = describe("unclean").leader().id();
+    List<BrokerProcess> followers =
+        brokers.values().stream().filter(broker -> broker.id != leader).toList();
+    try (KafkaProducer<String, String> producer = producer("all", Map.of())) {
+      producer.send(new ProducerRecord<>("unclean", "kept")).get();
+      for (BrokerProcess follower : followers) {
+        follower.stop();
+      }
+      eventually().until(() -> ids(describe("unclean").isr()).equals(List.of(leader)));
+      // With min.insync.replicas 1 the leader alone acknowledges
+      producer.send(new ProducerRecord<>("unclean", "only-on-the-leader")).get();
+    }
+
+    // When the leader dies and the out-of-sync followers return
+    brokers.get(leader).kill();
+    for (BrokerProcess follower : followers) {
+      follower.start();
+    }
+    eventually().until(() -> admin.describeCluster().nodes().get().size() == 2);
+
+    // Then with unclean election off (Kafka's default) the partition stays offline
+    Thread.sleep(2000); // gives the controller time to elect, which it must not
+    eventually().untilAsserted(() -> assertThat(describe("unclean").leader()).isNull());
+    assertThat(describe("unclean").isr()).extracting(Node::id).containsExactly(leader);
+
+    // and turning it on elects a survivor, logs the possible loss, and loses the record
+    admin
+        .incrementalAlterConfigs(
+            Map.of(
+                new ConfigResource(ConfigResource.Type.TOPIC, "unclean"),
+                List.of(
+                    new AlterConfigOp(
+                        new ConfigEntry("unclean.leader.election.enable", "true"),
+                        AlterConfigOp.OpType.SET))))
+        .all()
+        .get();
+    eventually()
+        .until(
+            () -> {
+              Node now = describe("unclean").leader();
+              return now != null && now.id() != leader;
+            });
+    String logs = followers.get(0).log() + brokers.get(leader).log() + followers.get(1).log();
+    assertThat(logs).contains("UNCLEAN leader election");
+    assertThat(readAll("unclean", 1, Duration.ofMillis(500)))
+        .extracting(ConsumerRecord::value)
+        .containsExactly("kept");
   }
 }

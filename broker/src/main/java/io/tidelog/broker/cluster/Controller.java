@@ -7,6 +7,7 @@ import io.etcd.jetcd.election.CampaignResponse;
 import io.etcd.jetcd.election.LeaderKey;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
+import io.tidelog.broker.config.TopicConfigs;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,7 +18,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.TopicConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,6 +45,7 @@ public final class Controller implements AutoCloseable {
 
   private final MetadataStore store;
   private final int nodeId;
+  private final Map<String, String> topicDefaults;
   private final boolean autoRebalance;
   private final ScheduledExecutorService thread =
       Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-controller"));
@@ -53,10 +54,18 @@ public final class Controller implements AutoCloseable {
   private volatile long campaignLease = -1;
   private volatile boolean closed;
 
+  /**
+   * @param topicDefaults the broker's defaults of topic configs, under topic-level names
+   */
   public Controller(
-      MetadataStore store, int nodeId, boolean autoRebalance, long rebalanceIntervalMs) {
+      MetadataStore store,
+      int nodeId,
+      Map<String, String> topicDefaults,
+      boolean autoRebalance,
+      long rebalanceIntervalMs) {
     this.store = store;
     this.nodeId = nodeId;
+    this.topicDefaults = topicDefaults;
     this.autoRebalance = autoRebalance;
     store.addListener(image -> queueReconcile());
     thread.scheduleWithFixedDelay(
@@ -143,7 +152,7 @@ public final class Controller implements AutoCloseable {
               state,
               topic.replicas(tp.partition()),
               image.brokers().keySet(),
-              uncleanAllowed(topic),
+              TopicConfigs.uncleanLeaderElectionEnable(topicDefaults, topic.configs()),
               rebalance && autoRebalance)
           .ifPresent(
               next -> {
@@ -154,11 +163,6 @@ public final class Controller implements AutoCloseable {
                 }
               });
     }
-  }
-
-  private static boolean uncleanAllowed(TopicMetadata topic) {
-    return Boolean.parseBoolean(
-        topic.configs().getOrDefault(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false"));
   }
 
   /** The state a partition should move to, or empty when it is right as it is. */

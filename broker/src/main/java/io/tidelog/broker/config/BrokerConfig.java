@@ -12,7 +12,6 @@ import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
 import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
-import io.tidelog.broker.log.LogConfig;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +30,7 @@ import org.apache.kafka.common.config.TopicConfig;
  * plus environment overrides ({@code TIDELOG_LOG_DIRS=/data} sets {@code log.dirs}).
  *
  * <p>The {@code log.*} keys are the defaults of the topic configs of the same meaning; {@link
- * #topicDefaults()} maps them onto {@link LogConfig}'s topic-level names, as Kafka does.
+ * #topicDefaults()} maps them onto {@link TopicConfigs}' topic-level names, as Kafka does.
  */
 public final class BrokerConfig {
   public static final String NODE_ID = "node.id";
@@ -66,18 +65,21 @@ public final class BrokerConfig {
   private static final String ENV_PREFIX = "TIDELOG_";
 
   /** Broker key to the topic config it sets the default of. */
-  private static final Map<String, String> LOG_DEFAULTS =
-      Map.of(
-          "log.segment.bytes", TopicConfig.SEGMENT_BYTES_CONFIG,
-          "log.roll.ms", TopicConfig.SEGMENT_MS_CONFIG,
-          "log.index.size.max.bytes", TopicConfig.SEGMENT_INDEX_BYTES_CONFIG,
-          "log.index.interval.bytes", TopicConfig.INDEX_INTERVAL_BYTES_CONFIG,
-          "message.max.bytes", TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
-          "log.retention.ms", TopicConfig.RETENTION_MS_CONFIG,
-          "log.retention.bytes", TopicConfig.RETENTION_BYTES_CONFIG,
-          "log.flush.interval.messages", TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG,
-          "log.flush.interval.ms", TopicConfig.FLUSH_MS_CONFIG,
-          "log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG);
+  private static final Map<String, String> TOPIC_DEFAULTS =
+      Map.ofEntries(
+          Map.entry("log.segment.bytes", TopicConfig.SEGMENT_BYTES_CONFIG),
+          Map.entry("log.roll.ms", TopicConfig.SEGMENT_MS_CONFIG),
+          Map.entry("log.index.size.max.bytes", TopicConfig.SEGMENT_INDEX_BYTES_CONFIG),
+          Map.entry("log.index.interval.bytes", TopicConfig.INDEX_INTERVAL_BYTES_CONFIG),
+          Map.entry("message.max.bytes", TopicConfig.MAX_MESSAGE_BYTES_CONFIG),
+          Map.entry("log.retention.ms", TopicConfig.RETENTION_MS_CONFIG),
+          Map.entry("log.retention.bytes", TopicConfig.RETENTION_BYTES_CONFIG),
+          Map.entry("log.flush.interval.messages", TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG),
+          Map.entry("log.flush.interval.ms", TopicConfig.FLUSH_MS_CONFIG),
+          Map.entry("log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG),
+          Map.entry("min.insync.replicas", TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG),
+          Map.entry(
+              "unclean.leader.election.enable", TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG));
 
   public static final ConfigDef CONFIG_DEF = definitions();
 
@@ -206,7 +208,7 @@ public final class BrokerConfig {
                 between(0, 65535),
                 MEDIUM,
                 "The port of /healthz and /readyz.");
-    LogConfig.CONFIG_DEF
+    TopicConfigs.CONFIG_DEF
         .configKeys()
         .forEach(
             (topicKey, key) -> {
@@ -231,7 +233,7 @@ public final class BrokerConfig {
   }
 
   private static String brokerKeyOf(String topicKey) {
-    return LOG_DEFAULTS.entrySet().stream()
+    return TOPIC_DEFAULTS.entrySet().stream()
         .filter(e -> e.getValue().equals(topicKey))
         .map(Map.Entry::getKey)
         .findFirst()
@@ -273,7 +275,7 @@ public final class BrokerConfig {
     }
     Map<String, Object> values = CONFIG_DEF.parse(raw);
     Map<String, String> topicDefaults = new HashMap<>();
-    LOG_DEFAULTS.forEach(
+    TOPIC_DEFAULTS.forEach(
         (brokerKey, topicKey) -> {
           if (raw.containsKey(brokerKey)) {
             topicDefaults.put(topicKey, raw.get(brokerKey));
@@ -284,7 +286,7 @@ public final class BrokerConfig {
           TopicConfig.RETENTION_MS_CONFIG,
           String.valueOf((Integer) values.get("log.retention.hours") * 3_600_000L));
     }
-    LogConfig.parse(topicDefaults);
+    TopicConfigs.validate(topicDefaults, Map.of());
     return new BrokerConfig(values, Map.copyOf(topicDefaults));
   }
 
@@ -373,7 +375,10 @@ public final class BrokerConfig {
     return (Integer) values.get(HTTP_PORT);
   }
 
-  /** The topic configs that the broker's {@code log.*} keys set, under topic-level names. */
+  /**
+   * The topic configs that broker keys set ({@code log.*}, {@code min.insync.replicas}, {@code
+   * unclean.leader.election.enable}), under topic-level names.
+   */
   public Map<String, String> topicDefaults() {
     return topicDefaults;
   }

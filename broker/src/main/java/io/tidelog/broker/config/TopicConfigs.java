@@ -76,6 +76,15 @@ public final class TopicConfigs {
             .get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
   }
 
+  /** The topic's {@code unclean.leader.election.enable}. */
+  public static boolean uncleanLeaderElectionEnable(
+      Map<String, String> brokerDefaults, Map<String, String> overrides) {
+    return (Boolean)
+        CONFIG_DEF
+            .parse(merged(brokerDefaults, overrides))
+            .get(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG);
+  }
+
   private static Map<String, String> merged(
       Map<String, String> brokerDefaults, Map<String, String> overrides) {
     Map<String, String> merged = new HashMap<>(brokerDefaults);

@@ -28,7 +28,9 @@ class BrokerConfigTest {
                 "advertised.listeners=PLAINTEXT://broker-3.tidelog:9093",
                 "log.dirs=/data/a,/data/b",
                 "log.retention.hours=24",
-                "log.segment.bytes=1048576"));
+                "log.segment.bytes=1048576",
+                "min.insync.replicas=2",
+                "unclean.leader.election.enable=true"));
 
     BrokerConfig config =
         BrokerConfig.load(file, Map.of("TIDELOG_NUM_PARTITIONS", "6", "HOME", "/root"));
@@ -43,7 +45,9 @@ class BrokerConfigTest {
     assertThat(config.socketRequestMaxBytes()).isEqualTo(104857600);
     assertThat(config.topicDefaults())
         .containsEntry("retention.ms", "86400000")
-        .containsEntry("segment.bytes", "1048576");
+        .containsEntry("segment.bytes", "1048576")
+        .containsEntry("min.insync.replicas", "2")
+        .containsEntry("unclean.leader.election.enable", "true");
   }
 
   @Test
