@@ -2,6 +2,7 @@ package io.tidelog.broker;
 
 import io.tidelog.broker.cluster.BrokerInfo;
 import io.tidelog.broker.cluster.BrokerRegistration;
+import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.Controller;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
@@ -22,14 +23,18 @@ import io.tidelog.broker.protocol.RequestDispatcher;
 import io.tidelog.broker.protocol.TopicAdminHandler;
 import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
+import io.tidelog.broker.replica.ReplicaStatus;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.utils.Time;
@@ -52,6 +57,12 @@ public final class Broker implements AutoCloseable {
   private static final long CHECKPOINT_INTERVAL_MS = 60_000;
 
   private static final long START_TIMEOUT_SECONDS = 60;
+
+  /**
+   * How long a controlled shutdown waits for the controller to move this broker's leaderships;
+   * below {@code bin/tidelog}'s 30 s stop timeout.
+   */
+  private static final long CONTROLLED_SHUTDOWN_TIMEOUT_MS = 20_000;
 
   private final Vertx vertx;
   private final MetadataStore metadata;
@@ -130,7 +141,8 @@ public final class Broker implements AutoCloseable {
                 advertised.host(),
                 advertised.port(),
                 config.rack(),
-                Uuid.randomUuid().toString()),
+                Uuid.randomUuid().toString(),
+                false),
             config.brokerSessionTimeoutMs(),
             lease -> {
               controller.campaign(lease);
@@ -173,6 +185,17 @@ public final class Broker implements AutoCloseable {
                             .response()
                             .setStatusCode(ready ? 200 : 503)
                             .end(ready ? "ready" : "starting");
+                    case "/status" ->
+                        Future.fromCompletionStage(
+                                replicas.replicaStatuses(), vertx.getOrCreateContext())
+                            .onSuccess(
+                                statuses ->
+                                    request
+                                        .response()
+                                        .putHeader("content-type", "text/plain; charset=utf-8")
+                                        .end(statusText(statuses)))
+                            .onFailure(
+                                e -> request.response().setStatusCode(500).end(e.toString()));
                     default -> request.response().setStatusCode(404).end();
                   }
                 });
@@ -188,6 +211,57 @@ public final class Broker implements AutoCloseable {
         config.httpPort());
   }
 
+  /**
+   * {@code /status}, for {@code bin/tidelog dev status}: a line {@code broker <id> controller
+   * <id>}, then a line per replica here, {@code replica <topic>-<partition>} followed by {@code
+   * key=value} fields.
+   */
+  private String statusText(List<ReplicaStatus> statuses) {
+    ClusterImage image = metadata.image();
+    StringBuilder text = new StringBuilder();
+    text.append("broker ")
+        .append(replicas.localId())
+        .append(" controller ")
+        .append(image.controllerId())
+        .append('\n');
+    statuses.stream()
+        .sorted(
+            Comparator.comparing((ReplicaStatus r) -> r.tp().topic())
+                .thenComparingInt(r -> r.tp().partition()))
+        .forEach(
+            r -> {
+              TopicMetadata topic = image.topics().get(r.tp().topic());
+              List<Integer> assigned =
+                  topic == null || r.tp().partition() >= topic.partitions()
+                      ? List.of()
+                      : topic.replicas(r.tp().partition());
+              text.append("replica ")
+                  .append(r.tp())
+                  .append(" role=")
+                  .append(r.isLeader() ? "leader" : "follower")
+                  .append(" leader=")
+                  .append(r.leader())
+                  .append(" epoch=")
+                  .append(r.leaderEpoch())
+                  .append(" replicas=")
+                  .append(ids(assigned))
+                  .append(" isr=")
+                  .append(ids(r.isr()))
+                  .append(" hw=")
+                  .append(r.highWatermark())
+                  .append(" leo=")
+                  .append(r.logEndOffset())
+                  .append(" start=")
+                  .append(r.logStartOffset())
+                  .append('\n');
+            });
+    return text.toString();
+  }
+
+  private static String ids(List<Integer> ids) {
+    return ids.isEmpty() ? "-" : ids.stream().map(String::valueOf).collect(Collectors.joining(","));
+  }
+
   private static <T> T await(Future<T> future) throws Exception {
     return future
         .toCompletionStage()
@@ -196,13 +270,17 @@ public final class Broker implements AutoCloseable {
   }
 
   /**
-   * Resigns the controller and revokes the registration, so that the controller moves this broker's
-   * leaderships within milliseconds; then stops taking requests, lets the shards finish, and closes
+   * Shuts down in a controlled way, as Kafka does: while still serving, has the controller move
+   * this broker's leaderships to other ISR members and take it out of every ISR; then resigns the
+   * controller, revokes the registration, stops taking requests, lets the shards finish, and closes
    * the logs cleanly.
    */
   @Override
   public void close() throws Exception {
     ready = false;
+    if (registration != null) {
+      moveLeadershipsAway();
+    }
     if (controller != null) {
       controller.resign();
       controller.close();
@@ -225,6 +303,27 @@ public final class Broker implements AutoCloseable {
     logManager.close();
     metadata.close();
     await(vertx.close());
+  }
+
+  private void moveLeadershipsAway() {
+    int id = replicas.localId();
+    try {
+      registration.beginShutdown();
+      boolean moved =
+          metadata.awaitImage(
+              image -> image.partitions().values().stream().noneMatch(p -> p.leader() == id),
+              CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+      if (moved) {
+        LOG.info("Controlled shutdown: broker {} leads no partition now", id);
+      } else {
+        LOG.warn(
+            "Controlled shutdown: broker {} still leads partitions after {} ms; stopping anyway",
+            id,
+            CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("Controlled shutdown failed ({}); stopping anyway", e.getMessage());
+    }
   }
 
   /** Runs a broker in the foreground: {@code Broker --config server.properties}. */

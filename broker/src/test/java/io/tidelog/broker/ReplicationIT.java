@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
+import io.tidelog.broker.cluster.MetadataStore;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
@@ -389,5 +391,53 @@ class ReplicationIT {
     assertThat(readAll("unclean", 1, Duration.ofMillis(500)))
         .extracting(ConsumerRecord::value)
         .containsExactly("kept");
+  }
+
+  @Test
+  void sigtermMovesLeadershipAwayBeforeTheBrokerLeavesAndItRejoinsAfterARestart() throws Exception {
+    startCluster(Map.of());
+    createTopic("rolling", Map.of("min.insync.replicas", "2"));
+    int leader = describe("rolling").leader().id();
+    TopicPartition tp = new TopicPartition("rolling", 0);
+    // What the metadata said, in order: is the old leader registered, and who leads
+    List<String> history = new CopyOnWriteArrayList<>();
+    List<String> sent = new ArrayList<>();
+    try (MetadataStore watcher = MetadataStore.connect(List.of(etcd.endpoint()), "tidelog");
+        KafkaProducer<String, String> producer = producer("all", Map.of())) {
+      watcher.addListener(
+          image ->
+              history.add(
+                  (image.brokers().containsKey(leader) ? "registered" : "gone")
+                      + ", led by "
+                      + image.partitions().get(tp).leader()));
+      for (int i = 0; i < 1000; i++) {
+        sent.add("r" + i);
+        producer.send(new ProducerRecord<>("rolling", sent.get(i)));
+        if (i == 500) {
+          producer.flush();
+          brokers.get(leader).stop();
+        }
+      }
+      producer.flush();
+    }
+
+    // The leadership moved while the old leader was still registered and serving
+    String movedWhileRegistered = "registered, led by ";
+    assertThat(history)
+        .as("metadata history %s", history)
+        .anyMatch(
+            entry ->
+                entry.startsWith(movedWhileRegistered)
+                    && !entry.equals(movedWhileRegistered + leader));
+    TopicPartitionInfo after = describe("rolling");
+    assertThat(after.leader().id()).isNotEqualTo(leader);
+    assertThat(ids(after.isr())).doesNotContain(leader).hasSize(2);
+    assertThat(readAll("rolling", sent.size(), Duration.ofMillis(500)))
+        .extracting(ConsumerRecord::value)
+        .containsExactlyElementsOf(sent);
+
+    // and after a restart it catches up and re-enters the ISR
+    brokers.get(leader).start();
+    eventually().until(() -> ids(describe("rolling").isr()).contains(leader));
   }
 }

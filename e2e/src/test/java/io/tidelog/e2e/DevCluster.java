@@ -3,6 +3,7 @@ package io.tidelog.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,14 +19,20 @@ final class DevCluster implements AutoCloseable {
 
   final Path dir;
   final int port;
+  private final int brokers;
 
   DevCluster(Path dir) throws IOException {
+    this(dir, 1);
+  }
+
+  DevCluster(Path dir, int brokers) throws IOException {
     this.dir = dir;
-    this.port = freePortPair();
+    this.brokers = brokers;
+    this.port = freePorts(brokers);
   }
 
   String up() throws Exception {
-    Result result = run("up", "--port", String.valueOf(port));
+    Result result = run("up", "--port", String.valueOf(port), "--brokers", String.valueOf(brokers));
     assertThat(result.exitCode()).as("dev up: %s", result.errors()).isZero();
     return result.output().strip();
   }
@@ -91,22 +98,38 @@ final class DevCluster implements AutoCloseable {
     }
   }
 
-  /** A free port whose health port (port + 1000) is free too. */
-  private static int freePortPair() throws IOException {
+  /**
+   * A base port such that what {@code bin/tidelog dev up} takes is free: {@code brokers} Kafka
+   * ports from it, their health ports from {@code port + 1000}, and etcd's two at {@code port +
+   * 2000}.
+   */
+  private static int freePorts(int brokers) throws IOException {
     for (int attempt = 0; attempt < 50; attempt++) {
       int port;
-      try (ServerSocket socket = new ServerSocket(0)) {
+      try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
         port = socket.getLocalPort();
       }
-      if (port + 1000 < 65536) {
-        try (ServerSocket health = new ServerSocket(port + 1000)) {
-          return port;
-        } catch (IOException taken) {
-          // try another
-        }
+      if (port + 2001 < 65536 && allFree(port, brokers)) {
+        return port;
       }
     }
-    throw new IOException("no free pair of ports found");
+    throw new IOException("no free block of ports found");
+  }
+
+  private static boolean allFree(int port, int brokers) {
+    List<Integer> ports = new ArrayList<>(List.of(port + 2000, port + 2001));
+    for (int i = 0; i < brokers; i++) {
+      ports.add(port + i);
+      ports.add(port + 1000 + i);
+    }
+    for (int candidate : ports) {
+      try (ServerSocket taken = new ServerSocket(candidate, 1, InetAddress.getLoopbackAddress())) {
+        // free
+      } catch (IOException e) {
+        return false;
+      }
+    }
+    return true;
   }
 
   @Override

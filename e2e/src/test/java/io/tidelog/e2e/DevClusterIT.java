@@ -1,6 +1,7 @@
 package io.tidelog.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -75,6 +76,70 @@ class DevClusterIT {
       assertThat(consume(bootstrap, 3000)).isEqualTo(expected(0, 3000));
       assertThat(cluster.run("logs").output()).contains("unclean");
     }
+  }
+
+  @Test
+  void threeBrokersStatusShowsTheControllerAndEachPartitionAndAKilledLeaderIsReplaced()
+      throws Exception {
+    try (DevCluster cluster = new DevCluster(dir, 3)) {
+      String bootstrap = cluster.up();
+      assertThat(bootstrap.split(",")).hasSize(3);
+      try (Admin admin =
+          Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+        admin
+            .createTopics(
+                List.of(
+                    new NewTopic("spread", 1, (short) 3)
+                        .configs(Map.of("min.insync.replicas", "2"))))
+            .all()
+            .get();
+      }
+      try (KafkaProducer<String, String> producer = producer(bootstrap)) {
+        for (int i = 0; i < 100; i++) {
+          producer.send(new ProducerRecord<>("spread", "v" + i));
+        }
+        producer.flush();
+      }
+
+      // Every replica has all 100 records, and the leader's HW is 100
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(row(cluster, "spread-0"))
+                      .containsSubsequence("0,1,2", "100", "0:100", "1:100", "2:100"));
+      assertThat(cluster.status().output()).containsPattern("controller: broker [0-2]");
+      String leader = row(cluster, "spread-0").get(1);
+
+      // dev kill: another ISR member leads, the ISR drops the killed broker
+      assertThat(cluster.run("kill", leader).exitCode()).isZero();
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> {
+                List<String> row = row(cluster, "spread-0");
+                assertThat(row.get(1)).isNotEqualTo(leader).isNotEqualTo("none");
+                assertThat(row.get(4).split(",")).hasSize(2).doesNotContain(leader);
+              });
+
+      // dev start: it catches up and re-enters the ISR
+      assertThat(cluster.run("start", leader).exitCode()).isZero();
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(() -> assertThat(row(cluster, "spread-0").get(4).split(",")).hasSize(3));
+    }
+  }
+
+  /** The {@code dev status} row of {@code partition}: its columns, split on whitespace. */
+  private static List<String> row(DevCluster cluster, String partition) throws Exception {
+    return cluster
+        .status()
+        .output()
+        .lines()
+        .filter(line -> line.startsWith(partition + " "))
+        .map(line -> List.of(line.trim().split("\\s+")))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError(partition + " is not in dev status"));
   }
 
   private static KafkaProducer<String, String> producer(String bootstrap) {

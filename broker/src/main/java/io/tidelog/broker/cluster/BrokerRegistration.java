@@ -3,6 +3,7 @@ package io.tidelog.broker.cluster;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.op.Cmp;
@@ -89,17 +90,7 @@ public final class BrokerRegistration implements AutoCloseable {
 
   private boolean tryRegister() {
     long lease = MetadataStore.get(store.client().getLeaseClient().grant(ttlSeconds)).getID();
-    ByteSequence key = store.key(ClusterImage.BROKERS + info.id());
-    boolean registered =
-        store
-            .transact(
-                List.of(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.version(0))),
-                List.of(
-                    Op.put(
-                        key,
-                        ByteSequence.from(info.toJson().encode(), UTF_8),
-                        PutOption.builder().withLeaseId(lease).build())))
-            .isSucceeded();
+    boolean registered = put(info, lease, Cmp.Op.EQUAL).isSucceeded();
     if (!registered) {
       store.client().getLeaseClient().revoke(lease);
       return false;
@@ -161,6 +152,30 @@ public final class BrokerRegistration implements AutoCloseable {
       LOG.warn("etcd is unreachable ({}); keeping the registration and retrying", e.getMessage());
       executor.schedule(() -> checkLease(lease), RETRY_MS, TimeUnit.MILLISECONDS);
     }
+  }
+
+  /** Puts {@code registered} on {@code lease} if the key's version compares to 0 by {@code op}. */
+  private TxnResponse put(BrokerInfo registered, long lease, Cmp.Op op) {
+    ByteSequence key = store.key(ClusterImage.BROKERS + info.id());
+    return store.transact(
+        List.of(new Cmp(key, op, CmpTarget.version(0))),
+        List.of(
+            Op.put(
+                key,
+                ByteSequence.from(registered.toJson().encode(), UTF_8),
+                PutOption.builder().withLeaseId(lease).build())));
+  }
+
+  /**
+   * Marks the registration as in a controlled shutdown: the controller moves this broker's
+   * leaderships to other ISR members and takes it out of every ISR, while it keeps serving.
+   */
+  public void beginShutdown() {
+    TxnResponse response = put(info.inShutdown(), leaseId, Cmp.Op.GREATER);
+    if (!response.isSucceeded()) {
+      throw new IllegalStateException("Broker " + info.id() + " is not registered");
+    }
+    store.awaitRevision(response.getHeader().getRevision());
   }
 
   /** Revokes the lease, which removes the registration and any election key on it. */

@@ -4,8 +4,11 @@ import io.vertx.core.json.JsonObject;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -37,6 +40,16 @@ public record ClusterImage(
         .min(Comparator.comparingLong(Candidate::createRevision))
         .map(Candidate::brokerId)
         .orElse(-1);
+  }
+
+  /** The registered brokers that may lead and be in an ISR: those not in a controlled shutdown. */
+  public Set<Integer> activeBrokers() {
+    return assignableBrokers().stream().map(BrokerInfo::id).collect(Collectors.toUnmodifiableSet());
+  }
+
+  /** The brokers that new replicas may be placed on: those not in a controlled shutdown. */
+  List<BrokerInfo> assignableBrokers() {
+    return brokers.values().stream().filter(broker -> !broker.shuttingDown()).toList();
   }
 
   public Optional<PartitionState> partition(TopicPartition tp) {

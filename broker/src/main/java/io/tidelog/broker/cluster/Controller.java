@@ -26,11 +26,12 @@ import org.slf4j.LoggerFactory;
  * elected one moves partition leadership when brokers come and go. For each partition it
  *
  * <ul>
- *   <li>removes brokers that are no longer registered from the ISR;
- *   <li>elects a new leader from the live ISR, in replica order, when the leader is gone, bumping
- *       the leader epoch; with no live ISR member the partition goes offline (leader -1), unless
- *       the topic enables {@code unclean.leader.election.enable}, which elects any live replica and
- *       logs the possible loss;
+ *   <li>removes brokers that are no longer registered, or are in a controlled shutdown, from the
+ *       ISR;
+ *   <li>elects a new leader from the live ISR, in replica order, when the leader is gone or
+ *       shutting down, bumping the leader epoch; with no live ISR member the partition goes offline
+ *       (leader -1), unless the topic enables {@code unclean.leader.election.enable}, which elects
+ *       any live replica and logs the possible loss;
  *   <li>with {@code auto.leader.rebalance.enable}, every {@code
  *       leader.imbalance.check.interval.seconds}, moves leadership back to the preferred (first)
  *       replica when it is in the ISR.
@@ -151,7 +152,7 @@ public final class Controller implements AutoCloseable {
               tp,
               state,
               topic.replicas(tp.partition()),
-              image.brokers().keySet(),
+              image.activeBrokers(),
               TopicConfigs.uncleanLeaderElectionEnable(topicDefaults, topic.configs()),
               rebalance && autoRebalance)
           .ifPresent(

@@ -30,6 +30,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -127,7 +128,7 @@ public final class MetadataStore implements AutoCloseable {
     }
     List<List<Integer>> assignment =
         ReplicaAssignment.assign(
-            current.brokers().values(),
+            current.assignableBrokers(),
             partitions,
             replicationFactor,
             ThreadLocalRandom.current().nextInt(1 << 16));
@@ -177,7 +178,7 @@ public final class MetadataStore implements AutoCloseable {
           List<List<Integer>> grown = new ArrayList<>(topic.assignment());
           grown.addAll(
               ReplicaAssignment.assign(
-                  image.brokers().values(),
+                  image.assignableBrokers(),
                   total - topic.partitions(),
                   topic.replicas(0).size(),
                   topic.partitions()));
@@ -328,13 +329,25 @@ public final class MetadataStore implements AutoCloseable {
 
   /** Waits until this broker's image includes {@code revision}. */
   void awaitRevision(long revision) {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+    if (!awaitImage(image -> publishedRevision >= revision, TIMEOUT_MS)) {
+      throw new TimeoutException(
+          "The metadata watch did not reach revision " + revision + " in time");
+    }
+  }
+
+  /**
+   * Waits up to {@code timeoutMs} for a published image (its listeners done) that satisfies {@code
+   * condition}.
+   *
+   * @return whether one came in time
+   */
+  public boolean awaitImage(Predicate<ClusterImage> condition, long timeoutMs) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     synchronized (revisionMonitor) {
-      while (publishedRevision < revision) {
+      while (!condition.test(image)) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
-          throw new TimeoutException(
-              "The metadata watch did not reach revision " + revision + " in time");
+          return false;
         }
         try {
           TimeUnit.NANOSECONDS.timedWait(revisionMonitor, left);
@@ -344,6 +357,7 @@ public final class MetadataStore implements AutoCloseable {
         }
       }
     }
+    return true;
   }
 
   /** Reads the whole prefix and watches from the revision after it; runs on the event thread. */

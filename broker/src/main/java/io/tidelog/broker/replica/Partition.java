@@ -189,6 +189,18 @@ final class Partition {
     return leader;
   }
 
+  ReplicaStatus status() {
+    return new ReplicaStatus(
+        tp,
+        leader,
+        leaderId(),
+        leaderEpoch(),
+        state == null ? List.of() : state.isr(),
+        log.logStartOffset(),
+        highWatermark,
+        log.logEndOffset());
+  }
+
   int leaderId() {
     return state == null ? PartitionState.NO_LEADER : state.leader();
   }

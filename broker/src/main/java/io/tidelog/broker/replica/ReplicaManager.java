@@ -217,6 +217,16 @@ public final class ReplicaManager implements AutoCloseable {
     }
   }
 
+  /** A snapshot of every replica here, each taken on its shard. */
+  public CompletableFuture<List<ReplicaStatus>> replicaStatuses() {
+    List<CompletableFuture<ReplicaStatus>> statuses = new ArrayList<>();
+    partitions.forEach(
+        (tp, partition) ->
+            statuses.add(CompletableFuture.supplyAsync(partition::status, shard(tp))));
+    return CompletableFuture.allOf(statuses.toArray(CompletableFuture[]::new))
+        .thenApply(done -> statuses.stream().map(CompletableFuture::join).toList());
+  }
+
   /** This broker lost its registration: every leader here stops leading until told again. */
   public void resignAll() {
     partitions.forEach((tp, partition) -> shard(tp).execute(partition::resign));
