@@ -1,0 +1,144 @@
+package io.tidelog.bench;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Failover time of a {@code bin/tidelog dev} cluster of three brokers: from {@code kill -9} of a
+ * partition's leader to the first {@code acks=all} produce that succeeds on the new leader, with a
+ * connected idempotent producer (kafka-clients' defaults otherwise). Each run kills the leader of
+ * the moment, measures, starts the broker again and waits until it is back in the ISR.
+ *
+ * <p>Usage: {@code FailoverTime <bin/tidelog> <dev dir> <bootstrap> <runs>}; prints every run, then
+ * the median, minimum and maximum.
+ */
+public final class FailoverTime {
+  private static final String TOPIC = "failover";
+  private static final long STEP_TIMEOUT_MS = 120_000;
+
+  private FailoverTime() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length != 4) {
+      System.err.println("usage: FailoverTime <bin/tidelog> <dev dir> <bootstrap> <runs>");
+      System.exit(2);
+    }
+    Path tidelog = Path.of(args[0]);
+    Path devDir = Path.of(args[1]);
+    String bootstrap = args[2];
+    int runs = Integer.parseInt(args[3]);
+    try (Admin admin =
+        Admin.create(
+            Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrap,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                2000))) {
+      admin
+          .createTopics(
+              List.of(
+                  new NewTopic(TOPIC, 1, (short) 3).configs(Map.of("min.insync.replicas", "2"))))
+          .all()
+          .get();
+      awaitFullIsr(admin);
+      List<Long> millis = new ArrayList<>();
+      for (int run = 1; run <= runs; run++) {
+        int leader = partition(admin).leader().id();
+        try (KafkaProducer<String, String> producer = producer(bootstrap)) {
+          producer.send(new ProducerRecord<>(TOPIC, "before " + run)).get();
+          long start = System.nanoTime();
+          dev(tidelog, devDir, "kill", leader);
+          producer
+              .send(new ProducerRecord<>(TOPIC, "after " + run))
+              .get(STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+          long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+          millis.add(elapsed);
+          System.out.printf(
+              "run %d: killed leader %d; first acks=all success after %d ms%n",
+              run, leader, elapsed);
+        }
+        dev(tidelog, devDir, "start", leader);
+        awaitFullIsr(admin);
+      }
+      Collections.sort(millis);
+      System.out.printf(
+          "failover over %d runs: median %d ms, min %d ms, max %d ms%n",
+          runs, median(millis), millis.get(0), millis.get(millis.size() - 1));
+    }
+  }
+
+  private static long median(List<Long> sorted) {
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
+
+  private static KafkaProducer<String, String> producer(String bootstrap) {
+    return new KafkaProducer<>(
+        Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            bootstrap,
+            ProducerConfig.ACKS_CONFIG,
+            "all",
+            ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+            (int) STEP_TIMEOUT_MS),
+        new StringSerializer(),
+        new StringSerializer());
+  }
+
+  private static TopicPartitionInfo partition(Admin admin) throws Exception {
+    return admin
+        .describeTopics(List.of(TOPIC))
+        .allTopicNames()
+        .get()
+        .get(TOPIC)
+        .partitions()
+        .get(0);
+  }
+
+  private static void awaitFullIsr(Admin admin) throws Exception {
+    long deadline = System.currentTimeMillis() + STEP_TIMEOUT_MS;
+    while (true) {
+      try {
+        if (partition(admin).isr().size() == 3) {
+          return;
+        }
+      } catch (Exception e) {
+        // a broker is still starting; ask again
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException("the ISR did not get back to 3 replicas in time");
+      }
+      Thread.sleep(200);
+    }
+  }
+
+  private static void dev(Path tidelog, Path devDir, String action, int broker) throws Exception {
+    Process process =
+        new ProcessBuilder(
+                tidelog.toString(),
+                "dev",
+                action,
+                String.valueOf(broker),
+                "--dir",
+                devDir.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    if (!process.waitFor(STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS) || process.exitValue() != 0) {
+      process.destroyForcibly();
+      throw new IllegalStateException("bin/tidelog dev " + action + " " + broker + " failed");
+    }
+  }
+}
