@@ -399,17 +399,19 @@ class ReplicationIT {
     createTopic("rolling", Map.of("min.insync.replicas", "2"));
     int leader = describe("rolling").leader().id();
     TopicPartition tp = new TopicPartition("rolling", 0);
-    // What the metadata said, in order: is the old leader registered, and who leads
-    List<String> history = new CopyOnWriteArrayList<>();
+    // What the metadata said, in order: is the old leader registered, who leads, the ISR
+    record Seen(boolean registered, int leader, List<Integer> isr) {}
+    List<Seen> history = new CopyOnWriteArrayList<>();
     List<String> sent = new ArrayList<>();
     try (MetadataStore watcher = MetadataStore.connect(List.of(etcd.endpoint()), "tidelog");
         KafkaProducer<String, String> producer = producer("all", Map.of())) {
       watcher.addListener(
           image ->
               history.add(
-                  (image.brokers().containsKey(leader) ? "registered" : "gone")
-                      + ", led by "
-                      + image.partitions().get(tp).leader()));
+                  new Seen(
+                      image.brokers().containsKey(leader),
+                      image.partitions().get(tp).leader(),
+                      image.partitions().get(tp).isr())));
       for (int i = 0; i < 1000; i++) {
         sent.add("r" + i);
         producer.send(new ProducerRecord<>("rolling", sent.get(i)));
@@ -421,14 +423,19 @@ class ReplicationIT {
       producer.flush();
     }
 
-    // The leadership moved while the old leader was still registered and serving
-    String movedWhileRegistered = "registered, led by ";
-    assertThat(history)
+    // The leadership moved and the ISR dropped the old leader while it was still registered and
+    // serving, and no leader took it back into the ISR while it was shutting down
+    List<Seen> whileRegistered = history.stream().filter(Seen::registered).toList();
+    assertThat(whileRegistered)
         .as("metadata history %s", history)
-        .anyMatch(
-            entry ->
-                entry.startsWith(movedWhileRegistered)
-                    && !entry.equals(movedWhileRegistered + leader));
+        .anyMatch(seen -> seen.leader() != leader && !seen.isr().contains(leader));
+    int dropped = 0;
+    while (whileRegistered.get(dropped).isr().contains(leader)) {
+      dropped++;
+    }
+    assertThat(whileRegistered.subList(dropped, whileRegistered.size()))
+        .as("metadata history %s", history)
+        .noneMatch(seen -> seen.isr().contains(leader));
     TopicPartitionInfo after = describe("rolling");
     assertThat(after.leader().id()).isNotEqualTo(leader);
     assertThat(ids(after.isr())).doesNotContain(leader).hasSize(2);

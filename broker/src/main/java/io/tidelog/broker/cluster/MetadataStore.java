@@ -336,10 +336,10 @@ public final class MetadataStore implements AutoCloseable {
   }
 
   /**
-   * Waits up to {@code timeoutMs} for a published image (its listeners done) that satisfies {@code
-   * condition}.
+   * Waits up to {@code timeoutMs} until the current image satisfies {@code condition}, checking it
+   * again after every published image.
    *
-   * @return whether one came in time
+   * @return whether it did in time
    */
   public boolean awaitImage(Predicate<ClusterImage> condition, long timeoutMs) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -363,8 +364,11 @@ final class Partition {
     return new FollowerRead(log.read(fetchOffset, maxBytes, leaderEnd), null, highWatermark);
   }
 
-  /** The ISR this leader should propose now, or null when it is right. */
-  List<Integer> wantedIsr(long nowMs, long replicaLagTimeMaxMs) {
+  /**
+   * The ISR this leader should propose now, or null when it is right. Only {@code eligible} brokers
+   * (registered, not in a controlled shutdown) may join it.
+   */
+  List<Integer> wantedIsr(long nowMs, long replicaLagTimeMaxMs, Set<Integer> eligible) {
     if (!leader || isrChangeInFlight) {
       return null;
     }
@@ -377,6 +381,7 @@ final class Partition {
       if (inSync && !caughtUpLately) {
         wanted.remove(Integer.valueOf(replica));
       } else if (!inSync
+          && eligible.contains(replica)
           && caughtUpLately
           && follower.logEndOffset >= highWatermark
           && follower.logEndOffset >= leaderEpochStartOffset) {

@@ -1,0 +1,54 @@
+package io.tidelog.broker.replica;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tidelog.broker.cluster.PartitionState;
+import io.tidelog.broker.log.LogConfig;
+import io.tidelog.broker.log.LogServices;
+import io.tidelog.broker.log.PartitionLog;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.utils.Time;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The leader's ISR decisions, on a real log. */
+class PartitionTest {
+  private static final long LAG_MS = 10_000;
+  private static final long NOW = 1_000_000;
+
+  @TempDir Path dir;
+
+  private Partition leaderWithFollower2OutOfSync() throws Exception {
+    PartitionLog log =
+        PartitionLog.open(
+            dir.resolve("t-0"),
+            LogConfig.parse(Map.of()),
+            PartitionLog.LoadState.NEW,
+            new LogServices(Time.SYSTEM, Runnable::run, (logDir, cause) -> {}));
+    Partition partition = new Partition(new TopicPartition("t", 0), log, 0);
+    partition.applyState(new PartitionState(0, 1, List.of(0, 1), 1, 10), List.of(0, 1, 2), 1, NOW);
+    // Follower 2 fetches at the leader's end: caught up
+    partition.readForFollower(
+        2, log.logEndOffset(), RecordBatch.NO_PARTITION_LEADER_EPOCH, 1, 1024, NOW);
+    return partition;
+  }
+
+  @Test
+  void aCaughtUpFollowerRejoinsTheIsr() throws Exception {
+    Partition partition = leaderWithFollower2OutOfSync();
+
+    assertThat(partition.wantedIsr(NOW, LAG_MS, Set.of(0, 1, 2))).containsExactly(0, 1, 2);
+  }
+
+  @Test
+  void aFollowerInControlledShutdownOrUnregisteredDoesNotRejoinTheIsr() throws Exception {
+    Partition partition = leaderWithFollower2OutOfSync();
+
+    assertThat(partition.wantedIsr(NOW, LAG_MS, Set.of(0, 1))).isNull();
+  }
+}
