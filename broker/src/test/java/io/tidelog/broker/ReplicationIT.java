@@ -21,6 +21,7 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -446,5 +447,31 @@ class ReplicationIT {
     // and after a restart it catches up and re-enters the ISR
     brokers.get(leader).start();
     eventually().until(() -> ids(describe("rolling").isr()).contains(leader));
+  }
+
+  @Test
+  void aFollowerBehindTheLeadersLogStartRestartsFromItAndRejoinsTheIsr() throws Exception {
+    startCluster(Map.of());
+    createTopic("trimmed", Map.of());
+    TopicPartition tp = new TopicPartition("trimmed", 0);
+    int leader = describe("trimmed").leader().id();
+    BrokerProcess follower =
+        brokers.values().stream().filter(broker -> broker.id != leader).findFirst().orElseThrow();
+    try (KafkaProducer<String, String> producer = producer("all", Map.of())) {
+      for (int i = 0; i < 10; i++) {
+        producer.send(new ProducerRecord<>("trimmed", "r" + i)).get();
+      }
+      follower.stop();
+      eventually().until(() -> !ids(describe("trimmed").isr()).contains(follower.id));
+      for (int i = 10; i < 100; i++) {
+        producer.send(new ProducerRecord<>("trimmed", "r" + i));
+      }
+      producer.flush();
+    }
+    // The leader's log now starts past everything the stopped follower has
+    admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(80))).all().get();
+
+    follower.start();
+    eventually().until(() -> ids(describe("trimmed").isr()).contains(follower.id));
   }
 }

@@ -149,13 +149,28 @@ public final class FetchHandler {
               .read(tp, partition.fetchOffset(), budget, partition.currentLeaderEpoch())
               .thenApply(r -> withRecords(response, r, result));
     }
-    return read.exceptionally(
+    return read.exceptionallyCompose(
         e -> {
           result.markError();
-          return response
-              .setErrorCode(ErrorMapping.errorOf(e, header).code())
-              .setHighWatermark(FetchResponse.INVALID_HIGH_WATERMARK)
-              .setRecords(MemoryRecords.EMPTY);
+          Errors error = ErrorMapping.errorOf(e, header);
+          PartitionData failed =
+              response
+                  .setErrorCode(error.code())
+                  .setHighWatermark(FetchResponse.INVALID_HIGH_WATERMARK)
+                  .setRecords(MemoryRecords.EMPTY);
+          if (error != Errors.OFFSET_OUT_OF_RANGE || replicaId < 0) {
+            return CompletableFuture.completedFuture(failed);
+          }
+          // A follower outside the leader's log restarts from its log start or its HW
+          return replicas
+              .offsets(tp)
+              .handle(
+                  (offsets, unavailable) ->
+                      offsets == null
+                          ? failed
+                          : failed
+                              .setHighWatermark(offsets.highWatermark())
+                              .setLogStartOffset(offsets.logStartOffset()));
         });
   }
 

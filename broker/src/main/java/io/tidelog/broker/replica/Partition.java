@@ -427,6 +427,14 @@ final class Partition {
           truncateTo);
       log.truncateTo(truncateTo);
     } else if (records.sizeInBytes() > 0) {
+      RecordBatch first = records.batches().iterator().next();
+      long end = log.logEndOffset();
+      if (end == log.logStartOffset() && first.baseOffset() < end && first.lastOffset() >= end) {
+        // An empty log that starts inside the leader's first batch (the leader's log start fell
+        // mid-batch, by DeleteRecords): start it at the batch, as Kafka does
+        LOG.info("{}: the log starts at {}, inside a batch from {}", tp, end, first.baseOffset());
+        log.truncateFullyAndStartAt(first.baseOffset());
+      }
       log.appendAsFollower(records);
     }
     if (leaderLogStartOffset > log.logStartOffset() && leaderLogStartOffset <= log.logEndOffset()) {
