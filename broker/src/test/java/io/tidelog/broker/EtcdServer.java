@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * A real etcd (Debian's {@code etcd-server}) on free loopback ports with its data under a test's
  * directory. It can be stopped and started again on the same ports and data.
  */
-final class EtcdServer implements AutoCloseable {
+public final class EtcdServer implements AutoCloseable {
   private static final long START_TIMEOUT_MS = 20_000;
   private final Path dataDir;
   private final int clientPort;
@@ -29,14 +29,14 @@ final class EtcdServer implements AutoCloseable {
     this.peerPort = peerPort;
   }
 
-  static EtcdServer start(Path dir) throws Exception {
+  public static EtcdServer start(Path dir) throws Exception {
     Files.createDirectories(dir);
     EtcdServer etcd = new EtcdServer(dir.resolve("data"), freePort(), freePort());
     etcd.start();
     return etcd;
   }
 
-  String endpoint() {
+  public String endpoint() {
     return "http://127.0.0.1:" + clientPort;
   }
 

@@ -474,4 +474,54 @@ class ReplicationIT {
     follower.start();
     eventually().until(() -> ids(describe("trimmed").isr()).contains(follower.id));
   }
+
+  @Test
+  void aLeaderPausedPastItsSessionIsReplacedThenResignsRegistersAgainAndRejoins() throws Exception {
+    startCluster(Map.of("broker.session.timeout.ms", "2000"));
+    createTopic("zombie", Map.of("min.insync.replicas", "2"));
+    int leader = describe("zombie").leader().id();
+
+    // A long GC pause: its lease expires and another ISR member leads
+    brokers.get(leader).pause();
+    eventually()
+        .until(
+            () -> {
+              Node now = describe("zombie").leader();
+              return now != null && now.id() != leader;
+            });
+
+    // Resumed, it learns it lost its registration, stops leading, registers again and rejoins
+    brokers.get(leader).resume();
+    eventually().until(() -> ids(describe("zombie").isr()).contains(leader));
+    assertThat(brokers.get(leader).log()).contains("lost its registration");
+    assertThat(describe("zombie").leader().id()).isNotEqualTo(leader);
+    try (KafkaProducer<String, String> producer = producer("all", Map.of())) {
+      producer.send(new ProducerRecord<>("zombie", "after")).get();
+    }
+    assertThat(readAll("zombie", 1, Duration.ofMillis(300)))
+        .extracting(ConsumerRecord::value)
+        .containsExactly("after");
+  }
+
+  @Test
+  void leadershipReturnsToThePreferredReplicaAfterItComesBack() throws Exception {
+    startCluster(
+        Map.of(
+            "broker.session.timeout.ms", "2000", "leader.imbalance.check.interval.seconds", "1"));
+    createTopic("preferred", Map.of());
+    TopicPartitionInfo partition = describe("preferred");
+    int preferred = partition.replicas().get(0).id();
+    assertThat(partition.leader().id()).isEqualTo(preferred);
+
+    brokers.get(preferred).kill();
+    eventually()
+        .until(
+            () -> {
+              Node now = describe("preferred").leader();
+              return now != null && now.id() != preferred;
+            });
+
+    brokers.get(preferred).start();
+    eventually().until(() -> describe("preferred").leader().id() == preferred);
+  }
 }

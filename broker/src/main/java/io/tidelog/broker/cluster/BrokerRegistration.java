@@ -90,11 +90,12 @@ public final class BrokerRegistration implements AutoCloseable {
 
   private boolean tryRegister() {
     long lease = MetadataStore.get(store.client().getLeaseClient().grant(ttlSeconds)).getID();
-    boolean registered = put(info, lease, Cmp.Op.EQUAL).isSucceeded();
-    if (!registered) {
+    TxnResponse response = put(info, lease, Cmp.Op.EQUAL);
+    if (!response.isSucceeded()) {
       store.client().getLeaseClient().revoke(lease);
       return false;
     }
+    store.awaitRevision(response.getHeader().getRevision());
     leaseId = lease;
     keepAlive = store.client().getLeaseClient().keepAlive(lease, new KeepAliveObserver(lease));
     LOG.info(

@@ -59,17 +59,25 @@ final class LeaderEpochCache {
   }
 
   /**
-   * For OffsetForLeaderEpoch: the largest epoch at most {@code requestedEpoch} and the offset where
-   * it ends (the start of the next epoch, or {@code logEndOffset} for the latest epoch). Returns
-   * {@code (-1, -1)} when the history holds no such epoch.
+   * For OffsetForLeaderEpoch, with Kafka's semantics: the latest epoch ends at {@code
+   * logEndOffset}; an older one is answered with the largest epoch at most it and the start of the
+   * next epoch; one older than the whole history with itself and the start of the first epoch (the
+   * data before is gone); and one newer than the latest, or any epoch with no history, with {@code
+   * (-1, -1)}.
    */
   EpochEndOffset endOffsetFor(int requestedEpoch, long logEndOffset) {
-    Map.Entry<Integer, Long> floor = startOffsets.floorEntry(requestedEpoch);
-    if (floor == null) {
-      return new EpochEndOffset(RecordBatch.NO_PARTITION_LEADER_EPOCH, -1L);
+    if (requestedEpoch == RecordBatch.NO_PARTITION_LEADER_EPOCH) {
+      return EpochEndOffset.UNDEFINED;
     }
-    Map.Entry<Integer, Long> next = startOffsets.higherEntry(floor.getKey());
-    return new EpochEndOffset(floor.getKey(), next == null ? logEndOffset : next.getValue());
+    if (requestedEpoch == latestEpoch()) {
+      return new EpochEndOffset(requestedEpoch, logEndOffset);
+    }
+    Map.Entry<Integer, Long> higher = startOffsets.higherEntry(requestedEpoch);
+    if (higher == null) {
+      return EpochEndOffset.UNDEFINED;
+    }
+    Map.Entry<Integer, Long> floor = startOffsets.floorEntry(requestedEpoch);
+    return new EpochEndOffset(floor == null ? requestedEpoch : floor.getKey(), higher.getValue());
   }
 
   /** Drops epochs that start at or after {@code endOffset}, after the log was truncated there. */

@@ -337,6 +337,11 @@ final class Partition {
     }
     if (lastFetchedEpoch != RecordBatch.NO_PARTITION_LEADER_EPOCH) {
       EpochEndOffset end = log.endOffsetForEpoch(lastFetchedEpoch);
+      if (end.isUndefined()) {
+        // As Kafka: the follower restarts from this log's start or HW
+        throw new OffsetOutOfRangeException(
+            "Cannot place epoch " + lastFetchedEpoch + " in the history of " + tp);
+      }
       if (end.epoch() < lastFetchedEpoch || end.endOffset() < fetchOffset) {
         return new FollowerRead(null, end, highWatermark);
       }
@@ -414,10 +419,7 @@ final class Partition {
     }
     if (diverging != null) {
       EpochEndOffset local = log.endOffsetForEpoch(diverging.epoch());
-      long localEnd =
-          local.epoch() == RecordBatch.NO_PARTITION_LEADER_EPOCH
-              ? log.logEndOffset()
-              : local.endOffset();
+      long localEnd = local.isUndefined() ? log.logEndOffset() : local.endOffset();
       long truncateTo = Math.min(diverging.endOffset(), localEnd);
       LOG.info(
           "{}: diverged from leader {} at epoch {}; truncating to {}",

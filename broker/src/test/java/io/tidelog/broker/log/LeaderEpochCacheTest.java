@@ -27,8 +27,10 @@ class LeaderEpochCacheTest {
     assertThat(cache.endOffsetFor(5, 40)).isEqualTo(new EpochEndOffset(5, 40));
     assertThat(cache.endOffsetFor(4, 40)).isEqualTo(new EpochEndOffset(4, 25));
     assertThat(cache.endOffsetFor(3, 40)).isEqualTo(new EpochEndOffset(2, 10));
-    assertThat(cache.endOffsetFor(9, 40)).isEqualTo(new EpochEndOffset(5, 40));
-    assertThat(cache.endOffsetFor(1, 40)).isEqualTo(new EpochEndOffset(-1, -1));
+    assertThat(cache.endOffsetFor(9, 40)).isEqualTo(EpochEndOffset.UNDEFINED);
+    // Older than the history: the data before its first epoch is gone
+    assertThat(cache.endOffsetFor(1, 40)).isEqualTo(new EpochEndOffset(1, 0));
+    assertThat(cache.endOffsetFor(-1, 40)).isEqualTo(EpochEndOffset.UNDEFINED);
   }
 
   @Test

@@ -393,7 +393,8 @@ class PartitionLogTest {
 
     assertThat(log.logEndOffset()).isEqualTo(4);
     assertThat(log.latestEpoch()).isEqualTo(1);
-    assertThat(log.endOffsetForEpoch(2)).isEqualTo(new EpochEndOffset(1, 4));
+    assertThat(log.endOffsetForEpoch(2)).isEqualTo(EpochEndOffset.UNDEFINED);
+    assertThat(log.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 4));
     assertThat(readAllValues(log)).containsExactly("a", "b", "c", "d");
     log.append(batch(T0, "i"), 3);
     assertThat(log.endOffsetForEpoch(3)).isEqualTo(new EpochEndOffset(3, 5));
@@ -404,6 +405,7 @@ class PartitionLogTest {
     PartitionLog reopened = open(Map.of("segment.bytes", "200"), new LoadState(5, 0, true));
     assertThat(reopened.logEndOffset()).isEqualTo(5);
     assertThat(reopened.endOffsetForEpoch(2)).isEqualTo(new EpochEndOffset(1, 4));
+    assertThat(reopened.endOffsetForEpoch(3)).isEqualTo(new EpochEndOffset(3, 5));
     assertThat(readAllValues(reopened)).containsExactly("a", "b", "c", "d", "i");
   }
 

@@ -24,6 +24,13 @@ class PartitionTest {
   @TempDir Path dir;
 
   private Partition leaderWithFollower2OutOfSync() throws Exception {
+    return leaderWithFollower2OutOfSync(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+  }
+
+  /**
+   * Leader 0 at epoch 1 of an empty log; follower 2 fetches at its end, having seen {@code epoch}.
+   */
+  private Partition leaderWithFollower2OutOfSync(int lastFetchedEpoch) throws Exception {
     PartitionLog log =
         PartitionLog.open(
             dir.resolve("t-0"),
@@ -33,14 +40,23 @@ class PartitionTest {
     Partition partition = new Partition(new TopicPartition("t", 0), log, 0);
     partition.applyState(new PartitionState(0, 1, List.of(0, 1), 1, 10), List.of(0, 1, 2), 1, NOW);
     // Follower 2 fetches at the leader's end: caught up
-    partition.readForFollower(
-        2, log.logEndOffset(), RecordBatch.NO_PARTITION_LEADER_EPOCH, 1, 1024, NOW);
+    Partition.FollowerRead read =
+        partition.readForFollower(2, log.logEndOffset(), lastFetchedEpoch, 1, 1024, NOW);
+    assertThat(read.divergingEpoch()).isNull();
     return partition;
   }
 
   @Test
   void aCaughtUpFollowerRejoinsTheIsr() throws Exception {
     Partition partition = leaderWithFollower2OutOfSync();
+
+    assertThat(partition.wantedIsr(NOW, LAG_MS, Set.of(0, 1, 2))).containsExactly(0, 1, 2);
+  }
+
+  @Test
+  void aFollowerThatLedAnEarlierEpochOfTheEmptyLogRejoinsTheIsr() throws Exception {
+    // It led epoch 0 without writing anything; this leader's history starts at epoch 1
+    Partition partition = leaderWithFollower2OutOfSync(0);
 
     assertThat(partition.wantedIsr(NOW, LAG_MS, Set.of(0, 1, 2))).containsExactly(0, 1, 2);
   }
