@@ -109,8 +109,11 @@ public final class Broker implements AutoCloseable {
             config.replicaLagTimeMaxMs(),
             metadataExecutor);
     Broker broker = new Broker(Vertx.vertx(), metadata, logManager, replicas, metadataExecutor);
-    broker.listen(config);
+    // As in Kafka, clients are served only once the broker is registered: before that it could not
+    // place the replicas of a topic that a client's Metadata request creates
     broker.join(config);
+    broker.listen(config);
+    broker.ready = true;
     return broker;
   }
 
@@ -150,7 +153,6 @@ public final class Broker implements AutoCloseable {
             },
             replicas::resignAll);
     registration.register();
-    ready = true;
   }
 
   private static LogConfig topicConfig(BrokerConfig config, MetadataStore metadata, String topic) {

@@ -58,9 +58,9 @@ class KcatIT {
       lines.add("line-" + i + "-" + "tide".repeat(50));
     }
     Path input = Files.write(dir.resolve("input.txt"), lines);
-    assertThat(
-            kcat(input, "-P", "-t", "kcat-snappy", "-z", "snappy", "-X", "linger.ms=50").exitCode())
-        .isZero();
+    DevCluster.Result produced =
+        kcat(input, "-P", "-t", "kcat-snappy", "-z", "snappy", "-X", "linger.ms=50");
+    assertThat(produced.exitCode()).as("kcat: %s", produced.errors()).isZero();
 
     // Then the batches on disk really are snappy-compressed
     Path segment = cluster.dataDir().resolve("kcat-snappy-0/00000000000000000000.log");
