@@ -1,6 +1,5 @@
 package io.tidelog.bench;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -16,13 +15,14 @@ import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * Failover time of a {@code bin/tidelog dev} cluster of three brokers: from {@code kill -9} of a
- * partition's leader to the first {@code acks=all} produce that succeeds on the new leader, with a
- * connected idempotent producer (kafka-clients' defaults otherwise). Each run kills the leader of
+ * Failover time of a cluster of three brokers, Tidelog's or Apache Kafka's: from {@code kill -9} of
+ * a partition's leader to the first {@code acks=all} produce that succeeds on the new leader, with
+ * a connected idempotent producer (kafka-clients' defaults otherwise). Each run kills the leader of
  * the moment, measures, starts the broker again and waits until it is back in the ISR.
  *
- * <p>Usage: {@code FailoverTime <bin/tidelog> <dev dir> <bootstrap> <runs>}; prints every run, then
- * the median, minimum and maximum.
+ * <p>Usage: {@code FailoverTime <control> <bootstrap> <runs>}, where {@code <control> kill <id>}
+ * SIGKILLs broker {@code id} and {@code <control> start <id>} starts it again; prints every run,
+ * then the median, minimum and maximum.
  */
 public final class FailoverTime {
   private static final String TOPIC = "failover";
@@ -31,14 +31,13 @@ public final class FailoverTime {
   private FailoverTime() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 4) {
-      System.err.println("usage: FailoverTime <bin/tidelog> <dev dir> <bootstrap> <runs>");
+    if (args.length != 3) {
+      System.err.println("usage: FailoverTime <control> <bootstrap> <runs>");
       System.exit(2);
     }
-    Path tidelog = Path.of(args[0]);
-    Path devDir = Path.of(args[1]);
-    String bootstrap = args[2];
-    int runs = Integer.parseInt(args[3]);
+    String control = args[0];
+    String bootstrap = args[1];
+    int runs = Integer.parseInt(args[2]);
     try (Admin admin =
         Admin.create(
             Map.of(
@@ -59,7 +58,7 @@ public final class FailoverTime {
         try (KafkaProducer<String, String> producer = producer(bootstrap)) {
           producer.send(new ProducerRecord<>(TOPIC, "before " + run)).get();
           long start = System.nanoTime();
-          dev(tidelog, devDir, "kill", leader);
+          control(control, "kill", leader);
           producer
               .send(new ProducerRecord<>(TOPIC, "after " + run))
               .get(STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
@@ -69,7 +68,7 @@ public final class FailoverTime {
               "run %d: killed leader %d; first acks=all success after %d ms%n",
               run, leader, elapsed);
         }
-        dev(tidelog, devDir, "start", leader);
+        control(control, "start", leader);
         awaitFullIsr(admin);
       }
       Collections.sort(millis);
@@ -124,21 +123,15 @@ public final class FailoverTime {
     }
   }
 
-  private static void dev(Path tidelog, Path devDir, String action, int broker) throws Exception {
+  private static void control(String control, String action, int broker) throws Exception {
     Process process =
-        new ProcessBuilder(
-                tidelog.toString(),
-                "dev",
-                action,
-                String.valueOf(broker),
-                "--dir",
-                devDir.toString())
+        new ProcessBuilder(control, action, String.valueOf(broker))
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.DISCARD)
             .start();
     if (!process.waitFor(STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS) || process.exitValue() != 0) {
       process.destroyForcibly();
-      throw new IllegalStateException("bin/tidelog dev " + action + " " + broker + " failed");
+      throw new IllegalStateException(control + " " + action + " " + broker + " failed");
     }
   }
 }
