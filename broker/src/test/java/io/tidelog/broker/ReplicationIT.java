@@ -32,9 +32,30 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
+import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopicCollection;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
+import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DeleteTopicsRequestData.DeleteTopicState;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.SimpleRecord;
+import org.apache.kafka.common.requests.CreatePartitionsRequest;
+import org.apache.kafka.common.requests.CreatePartitionsResponse;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DeleteTopicsRequest;
+import org.apache.kafka.common.requests.DeleteTopicsResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.awaitility.core.ConditionFactory;
@@ -180,12 +201,28 @@ class ReplicationIT {
         .extracting(ConsumerRecord::offset)
         .containsExactly(0L, 1L, 2L, 3L);
 
-    // and once follower2 catches up, HW = 5 and offset 4 is readable
+    // An acks=all produce meanwhile waits for follower2 and times out with REQUEST_TIMED_OUT
+    TopicPartition tp = new TopicPartition("seeds", 0);
+    try (RawKafkaClient raw = new RawKafkaClient(brokers.get(leader).port)) {
+      ProduceRequestData late =
+          SampleRequests.produceData(
+                  tp,
+                  MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("m5".getBytes())))
+              .setTimeoutMs(500);
+      ProduceResponse response =
+          (ProduceResponse) raw.send(ProduceRequest.builder(late).build((short) 9));
+      assertThat(
+              response.data().responses().iterator().next().partitionResponses().get(0).errorCode())
+          .isEqualTo(Errors.REQUEST_TIMED_OUT.code());
+    }
+
+    // and once follower2 catches up, HW = 6: offset 4 and the timed-out append (not lost, as in
+    // Kafka) are readable
     brokers.get(followers.get(1)).resume();
-    eventually().until(() -> highWatermark("seeds") == 5);
-    assertThat(readAll("seeds", 5, Duration.ZERO))
+    eventually().until(() -> highWatermark("seeds") == 6);
+    assertThat(readAll("seeds", 6, Duration.ZERO))
         .extracting(ConsumerRecord::value)
-        .containsExactly("m0", "m1", "m2", "m3", "m4");
+        .containsExactly("m0", "m1", "m2", "m3", "m4", "m5");
   }
 
   @Test
@@ -523,5 +560,68 @@ class ReplicationIT {
 
     brokers.get(preferred).start();
     eventually().until(() -> describe("preferred").leader().id() == preferred);
+  }
+
+  @Test
+  void adminRequestsWorkOnABrokerThatIsNotTheControllerAndDeletionRemovesEveryReplica()
+      throws Exception {
+    startCluster(Map.of());
+    int controller = admin.describeCluster().controller().get().id();
+    BrokerProcess other =
+        brokers.values().stream().filter(b -> b.id != controller).findFirst().orElseThrow();
+    CreatableTopicCollection topics = new CreatableTopicCollection();
+    topics.add(
+        new CreatableTopic()
+            .setName("anywhere")
+            .setNumPartitions(1)
+            .setReplicationFactor((short) 3));
+    try (RawKafkaClient raw = new RawKafkaClient(other.port)) {
+      // Kafka's Admin sends these to the controller; any Tidelog broker takes them
+      CreateTopicsResponse created =
+          (CreateTopicsResponse)
+              raw.send(
+                  new CreateTopicsRequest.Builder(
+                          new CreateTopicsRequestData().setTopics(topics).setTimeoutMs(10_000))
+                      .build((short) 7));
+      assertThat(created.data().topics().find("anywhere").errorCode()).isZero();
+      CreatePartitionsTopicCollection grow = new CreatePartitionsTopicCollection();
+      grow.add(new CreatePartitionsTopic().setName("anywhere").setCount(2).setAssignments(null));
+      CreatePartitionsResponse grown =
+          (CreatePartitionsResponse)
+              raw.send(
+                  new CreatePartitionsRequest.Builder(
+                          new CreatePartitionsRequestData().setTopics(grow).setTimeoutMs(10_000))
+                      .build((short) 3));
+      assertThat(grown.data().results().get(0).errorCode()).isZero();
+      eventually()
+          .untilAsserted(
+              () ->
+                  assertThat(brokers.keySet())
+                      .allSatisfy(
+                          id ->
+                              assertThat(dir.resolve("broker-" + id + "/data/anywhere-1"))
+                                  .isDirectory()));
+
+      DeleteTopicsResponse deleted =
+          (DeleteTopicsResponse)
+              raw.send(
+                  new DeleteTopicsRequest.Builder(
+                          new DeleteTopicsRequestData()
+                              .setTopics(List.of(new DeleteTopicState().setName("anywhere")))
+                              .setTimeoutMs(10_000))
+                      .build((short) 6));
+      assertThat(deleted.data().responses().find("anywhere").errorCode()).isZero();
+    }
+    eventually()
+        .untilAsserted(
+            () ->
+                assertThat(brokers.keySet())
+                    .allSatisfy(
+                        id -> {
+                          assertThat(dir.resolve("broker-" + id + "/data/anywhere-0"))
+                              .doesNotExist();
+                          assertThat(dir.resolve("broker-" + id + "/data/anywhere-1"))
+                              .doesNotExist();
+                        }));
   }
 }

@@ -424,7 +424,7 @@ public final class MetadataStore implements AutoCloseable {
     if (closed) {
       return;
     }
-    LOG.warn("The etcd watch ended ({}); re-reading the cluster metadata", error);
+    LOG.warn("The etcd watch ended ({}); re-reading the cluster metadata", error.toString());
     reload();
   }
 
