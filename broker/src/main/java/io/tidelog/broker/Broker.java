@@ -111,8 +111,13 @@ public final class Broker implements AutoCloseable {
     Broker broker = new Broker(Vertx.vertx(), metadata, logManager, replicas, metadataExecutor);
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
-    broker.join(config);
-    broker.listen(config);
+    try {
+      broker.join(config);
+      broker.listen(config);
+    } catch (Exception e) {
+      broker.close(); // revokes a registration it made: a broker that cannot serve must not lead
+      throw e;
+    }
     broker.ready = true;
     return broker;
   }
@@ -342,7 +347,14 @@ public final class Broker implements AutoCloseable {
       System.exit(2);
       return;
     }
-    Broker broker = start(config);
+    Broker broker;
+    try {
+      broker = start(config);
+    } catch (Exception e) {
+      LOG.error("The broker failed to start", e);
+      System.exit(1);
+      return;
+    }
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(

@@ -1,6 +1,7 @@
 package io.tidelog.broker;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -10,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -34,6 +36,11 @@ public final class EtcdServer implements AutoCloseable {
     EtcdServer etcd = new EtcdServer(dir.resolve("data"), freePort(), freePort());
     etcd.start();
     return etcd;
+  }
+
+  /** Where its data and log live. */
+  Path dir() {
+    return dataDir.getParent();
   }
 
   public String endpoint() {
@@ -100,10 +107,20 @@ public final class EtcdServer implements AutoCloseable {
     }
   }
 
+  /**
+   * A free loopback port below Linux's ephemeral range (32768 and up), so that no outgoing
+   * connection can take it as its local port before the process that was given it binds it.
+   */
   static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
+    for (int attempt = 0; attempt < 100; attempt++) {
+      int port = 20_000 + ThreadLocalRandom.current().nextInt(12_000);
+      try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+        return port;
+      } catch (IOException taken) {
+        // try another
+      }
     }
+    throw new IOException("no free port between 20000 and 32000");
   }
 
   @Override

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import io.tidelog.broker.cluster.MetadataStore;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,6 +56,8 @@ import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -121,6 +125,16 @@ class ReplicationIT {
     TopicDescription description =
         admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
     return description.partitions().get(0);
+  }
+
+  /** Waits until {@code topic}'s partition 0 is led, by a broker other than {@code old}. */
+  private void awaitLeaderOtherThan(String topic, int old) {
+    eventually()
+        .until(
+            () -> {
+              Node now = describe(topic).leader();
+              return now != null && now.id() != old;
+            });
   }
 
   private static List<Integer> ids(List<Node> nodes) {
@@ -406,6 +420,18 @@ class ReplicationIT {
     Thread.sleep(2000); // gives the controller time to elect, which it must not
     eventually().untilAsserted(() -> assertThat(describe("unclean").leader()).isNull());
     assertThat(describe("unclean").isr()).extracting(Node::id).containsExactly(leader);
+    // Metadata says so as Kafka does: no leader, LEADER_NOT_AVAILABLE, the dead replica offline
+    try (RawKafkaClient raw = new RawKafkaClient(followers.get(0).port)) {
+      MetadataResponse metadata =
+          (MetadataResponse)
+              raw.send(new MetadataRequest.Builder(List.of("unclean"), false).build((short) 12));
+      var partition = metadata.data().topics().find("unclean").partitions().get(0);
+      assertThat(partition.errorCode()).isEqualTo(Errors.LEADER_NOT_AVAILABLE.code());
+      assertThat(partition.leaderId()).isEqualTo(-1);
+      assertThat(partition.leaderEpoch()).isPositive();
+      assertThat(partition.offlineReplicas()).containsExactly(leader);
+      assertThat(partition.replicaNodes()).hasSize(3);
+    }
 
     // and turning it on elects a survivor, logs the possible loss, and loses the record
     admin
@@ -418,12 +444,7 @@ class ReplicationIT {
                         AlterConfigOp.OpType.SET))))
         .all()
         .get();
-    eventually()
-        .until(
-            () -> {
-              Node now = describe("unclean").leader();
-              return now != null && now.id() != leader;
-            });
+    awaitLeaderOtherThan("unclean", leader);
     String logs = followers.get(0).log() + brokers.get(leader).log() + followers.get(1).log();
     assertThat(logs).contains("UNCLEAN leader election");
     assertThat(readAll("unclean", 1, Duration.ofMillis(500)))
@@ -520,12 +541,7 @@ class ReplicationIT {
 
     // A long GC pause: its lease expires and another ISR member leads
     brokers.get(leader).pause();
-    eventually()
-        .until(
-            () -> {
-              Node now = describe("zombie").leader();
-              return now != null && now.id() != leader;
-            });
+    awaitLeaderOtherThan("zombie", leader);
 
     // Resumed, it learns it lost its registration, stops leading, registers again and rejoins
     brokers.get(leader).resume();
@@ -551,12 +567,7 @@ class ReplicationIT {
     assertThat(partition.leader().id()).isEqualTo(preferred);
 
     brokers.get(preferred).kill();
-    eventually()
-        .until(
-            () -> {
-              Node now = describe("preferred").leader();
-              return now != null && now.id() != preferred;
-            });
+    awaitLeaderOtherThan("preferred", preferred);
 
     brokers.get(preferred).start();
     eventually().until(() -> describe("preferred").leader().id() == preferred);
@@ -623,5 +634,25 @@ class ReplicationIT {
                           assertThat(dir.resolve("broker-" + id + "/data/anywhere-1"))
                               .doesNotExist();
                         }));
+  }
+
+  @Test
+  void aBrokerThatCannotBindItsPortExitsAndLeavesNoRegistration() throws Exception {
+    etcd = EtcdServer.start(dir.resolve("etcd"));
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      BrokerProcess broker =
+          new BrokerProcess(
+              0,
+              dir.resolve("broker-0"),
+              etcd.endpoint(),
+              Map.of("listeners", "PLAINTEXT://127.0.0.1:" + taken.getLocalPort()));
+      brokers.put(0, broker);
+
+      assertThat(catchThrowable(broker::start)).hasMessageContaining("exited with 1");
+    }
+    assertThat(brokers.get(0).log()).contains("Address already in use");
+    try (MetadataStore store = MetadataStore.connect(List.of(etcd.endpoint()), "tidelog")) {
+      assertThat(store.image().brokers()).isEmpty();
+    }
   }
 }

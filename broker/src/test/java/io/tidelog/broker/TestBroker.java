@@ -1,13 +1,15 @@
 package io.tidelog.broker;
 
 import io.tidelog.broker.config.BrokerConfig;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * A real broker on free loopback ports with its log directory under a test's temp dir. Unless the
- * overrides name an etcd, it starts its own, beside the log directory.
+ * overrides name an etcd, it starts its own in a temp dir of its own, deleted on close.
  */
 final class TestBroker implements AutoCloseable {
   final Broker broker;
@@ -26,7 +28,7 @@ final class TestBroker implements AutoCloseable {
     EtcdServer ownEtcd =
         overrides.containsKey(BrokerConfig.ETCD_ENDPOINTS)
             ? null
-            : EtcdServer.start(logDir.resolveSibling(logDir.getFileName() + "-etcd"));
+            : EtcdServer.start(Files.createTempDirectory("tidelog-etcd"));
     int port = EtcdServer.freePort();
     int httpPort = EtcdServer.freePort();
     Map<String, String> config = new HashMap<>();
@@ -42,9 +44,7 @@ final class TestBroker implements AutoCloseable {
     try {
       return new TestBroker(Broker.start(BrokerConfig.parse(config)), port, httpPort, ownEtcd);
     } catch (Exception e) {
-      if (ownEtcd != null) {
-        ownEtcd.close();
-      }
+      closeEtcd(ownEtcd);
       throw e;
     }
   }
@@ -58,9 +58,14 @@ final class TestBroker implements AutoCloseable {
     try {
       broker.close();
     } finally {
-      if (ownEtcd != null) {
-        ownEtcd.close();
-      }
+      closeEtcd(ownEtcd);
+    }
+  }
+
+  private static void closeEtcd(EtcdServer etcd) throws Exception {
+    if (etcd != null) {
+      etcd.close();
+      Utils.delete(etcd.dir().toFile());
     }
   }
 }

@@ -70,19 +70,19 @@ public final class TopicConfigs {
   /** The topic's {@code min.insync.replicas}. */
   public static int minInsyncReplicas(
       Map<String, String> brokerDefaults, Map<String, String> overrides) {
-    return (Integer)
-        CONFIG_DEF
-            .parse(merged(brokerDefaults, overrides))
-            .get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
+    return (Integer) value(brokerDefaults, overrides, TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
   }
 
   /** The topic's {@code unclean.leader.election.enable}. */
   public static boolean uncleanLeaderElectionEnable(
       Map<String, String> brokerDefaults, Map<String, String> overrides) {
     return (Boolean)
-        CONFIG_DEF
-            .parse(merged(brokerDefaults, overrides))
-            .get(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG);
+        value(brokerDefaults, overrides, TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG);
+  }
+
+  private static Object value(
+      Map<String, String> brokerDefaults, Map<String, String> overrides, String key) {
+    return CONFIG_DEF.parse(merged(brokerDefaults, overrides)).get(key);
   }
 
   private static Map<String, String> merged(

@@ -1,17 +1,25 @@
 package io.tidelog.broker.replica;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogServices;
 import io.tidelog.broker.log.PartitionLog;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -66,5 +74,27 @@ class PartitionTest {
     Partition partition = leaderWithFollower2OutOfSync();
 
     assertThat(partition.wantedIsr(NOW, LAG_MS, Set.of(0, 1))).isNull();
+  }
+
+  @Test
+  void anAcksAllAppendFailsAfterTheAppendWhenTheIsrShrinksBelowTheMinimumAndThenBeforeIt()
+      throws Exception {
+    Partition partition = leaderWithFollower2OutOfSync();
+    partition.applyState(
+        new PartitionState(0, 1, List.of(0, 1, 2), 2, 11), List.of(0, 1, 2), 2, NOW);
+    MemoryRecords records =
+        MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("v".getBytes()));
+    Partition.PendingAck waiting = partition.appendAsLeader(records, (short) -1, 10);
+    assertThat(waiting.done()).isNotDone();
+
+    // The ISR shrinks to the leader alone, below min.insync.replicas = 2
+    partition.applyState(new PartitionState(0, 1, List.of(0), 3, 12), List.of(0, 1, 2), 2, NOW);
+
+    assertThat(waiting.done())
+        .failsWithin(Duration.ZERO)
+        .withThrowableOfType(ExecutionException.class)
+        .withCauseInstanceOf(NotEnoughReplicasAfterAppendException.class);
+    assertThatThrownBy(() -> partition.appendAsLeader(records, (short) -1, 10))
+        .isInstanceOf(NotEnoughReplicasException.class);
   }
 }
