@@ -127,6 +127,23 @@ class ReplicationIT {
     return description.partitions().get(0);
   }
 
+  /**
+   * After {@code old} stopped leading {@code topic}: another broker leads, the ISR lacks {@code
+   * old}, and every record {@code sent} reads back once, in order; then {@code old} starts again,
+   * catches up and re-enters the ISR.
+   */
+  private void assertMovedOffWithNothingLostThenRejoins(String topic, int old, List<String> sent)
+      throws Exception {
+    TopicPartitionInfo after = describe(topic);
+    assertThat(after.leader().id()).isNotEqualTo(old);
+    assertThat(ids(after.isr())).doesNotContain(old);
+    assertThat(readAll(topic, sent.size(), Duration.ofMillis(500)))
+        .extracting(ConsumerRecord::value)
+        .containsExactlyElementsOf(sent);
+    brokers.get(old).start();
+    eventually().until(() -> ids(describe(topic).isr()).contains(old));
+  }
+
   /** Waits until {@code topic}'s partition 0 is led, by a broker other than {@code old}. */
   private void awaitLeaderOtherThan(String topic, int old) {
     eventually()
@@ -278,19 +295,8 @@ class ReplicationIT {
       }
       producer.flush();
     }
-    TopicPartitionInfo after = describe("failover");
-    assertThat(after.leader().id()).isNotEqualTo(leader);
-    assertThat(ids(after.isr())).doesNotContain(leader);
-
-    // Every record was acknowledged (send().get() would have thrown otherwise on flush), and each
-    // is read back once, in order
-    assertThat(readAll("failover", sent.size(), Duration.ofMillis(500)))
-        .extracting(ConsumerRecord::value)
-        .containsExactlyElementsOf(sent);
-
-    // The killed broker comes back, catches up and re-enters the ISR
-    brokers.get(leader).start();
-    eventually().until(() -> ids(describe("failover").isr()).contains(leader));
+    // Every record was acknowledged (send().get() would have thrown otherwise on flush)
+    assertMovedOffWithNothingLostThenRejoins("failover", leader, sent);
   }
 
   @Test
@@ -495,16 +501,8 @@ class ReplicationIT {
     assertThat(whileRegistered.subList(dropped, whileRegistered.size()))
         .as("metadata history %s", history)
         .noneMatch(seen -> seen.isr().contains(leader));
-    TopicPartitionInfo after = describe("rolling");
-    assertThat(after.leader().id()).isNotEqualTo(leader);
-    assertThat(ids(after.isr())).doesNotContain(leader).hasSize(2);
-    assertThat(readAll("rolling", sent.size(), Duration.ofMillis(500)))
-        .extracting(ConsumerRecord::value)
-        .containsExactlyElementsOf(sent);
-
-    // and after a restart it catches up and re-enters the ISR
-    brokers.get(leader).start();
-    eventually().until(() -> ids(describe("rolling").isr()).contains(leader));
+    assertThat(describe("rolling").isr()).hasSize(2);
+    assertMovedOffWithNothingLostThenRejoins("rolling", leader, sent);
   }
 
   @Test
