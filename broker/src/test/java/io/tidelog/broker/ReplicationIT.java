@@ -653,4 +653,28 @@ class ReplicationIT {
       assertThat(store.image().brokers()).isEmpty();
     }
   }
+
+  @Test
+  void aLeaderRestartedAloneBelowMinIsrStillServesWhatWasCommitted() throws Exception {
+    startCluster(Map.of());
+    createTopic("alone", Map.of("min.insync.replicas", "2"));
+    int leader = describe("alone").leader().id();
+    try (KafkaProducer<String, String> producer = producer("all", Map.of())) {
+      for (int i = 0; i < 10; i++) {
+        producer.send(new ProducerRecord<>("alone", "c" + i)).get();
+      }
+    }
+    for (BrokerProcess broker : brokers.values()) {
+      if (broker.id != leader) {
+        broker.stop();
+      }
+    }
+    brokers.get(leader).stop();
+
+    // Back alone, it leads with an ISR below the minimum: its HW cannot move, but it knows it
+    brokers.get(leader).start();
+    eventually().until(() -> describe("alone").leader() != null);
+    assertThat(highWatermark("alone")).isEqualTo(10);
+    assertThat(readAll("alone", 10, Duration.ZERO)).hasSize(10);
+  }
 }

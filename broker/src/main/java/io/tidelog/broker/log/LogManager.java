@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  * The partition logs of a broker across its {@code log.dirs}.
  *
  * <p>Layout of each log directory (as in Kafka): one {@code <topic>-<partition>} directory per
- * partition replica, {@code recovery-point-offset-checkpoint} and {@code
- * log-start-offset-checkpoint} ({@code <topic> <partition> <offset>} lines in a {@link
+ * partition replica, {@code recovery-point-offset-checkpoint}, {@code log-start-offset-checkpoint}
+ * and {@code replication-offset-checkpoint} ({@code <topic> <partition> <offset>} lines in a {@link
  * CheckpointFile}), a {@code partition.metadata} checkpoint in each partition directory with its
  * topic id, a {@code .kafka_cleanshutdown} marker written by a clean close, and a locked {@code
  * .lock} file that keeps a second broker out.
@@ -52,6 +52,7 @@ import org.slf4j.LoggerFactory;
 public final class LogManager implements AutoCloseable {
   static final String RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
   static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
+  static final String HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint";
   static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
   static final String LOCK_FILE = ".lock";
   static final String PARTITION_METADATA = "partition.metadata";
@@ -158,6 +159,7 @@ public final class LogManager implements AutoCloseable {
     boolean cleanShutdown = Files.exists(dir.resolve(CLEAN_SHUTDOWN_FILE));
     Map<String, Long> recoveryPoints = readCheckpoint(dir, RECOVERY_POINT_CHECKPOINT);
     Map<String, Long> startOffsets = readCheckpoint(dir, LOG_START_OFFSET_CHECKPOINT);
+    Map<String, Long> highWatermarks = readCheckpoint(dir, HIGH_WATERMARK_CHECKPOINT);
     List<Future<PartitionLog>> futures = new ArrayList<>();
     try (DirectoryStream<Path> children = Files.newDirectoryStream(dir, Files::isDirectory)) {
       for (Path child : children) {
@@ -177,9 +179,15 @@ public final class LogManager implements AutoCloseable {
                 recoveryPoints.getOrDefault(name, 0L),
                 startOffsets.getOrDefault(name, 0L),
                 cleanShutdown);
+        long highWatermark = highWatermarks.getOrDefault(name, 0L);
         futures.add(
             loaders.submit(
-                () -> PartitionLog.open(child, topicConfigs.apply(tp.topic()), state, services)));
+                () -> {
+                  PartitionLog log =
+                      PartitionLog.open(child, topicConfigs.apply(tp.topic()), state, services);
+                  log.updateHighWatermark(highWatermark);
+                  return log;
+                }));
       }
     }
     LOG.info(
@@ -313,21 +321,25 @@ public final class LogManager implements AutoCloseable {
     }
   }
 
-  /** Writes every live directory's recovery points and log start offsets. */
+  /** Writes every live directory's recovery points, log start offsets and high watermarks. */
   public void checkpoint() {
     for (Path dir : liveDirs) {
       List<String> recoveryPoints = new ArrayList<>();
       List<String> startOffsets = new ArrayList<>();
+      List<String> highWatermarks = new ArrayList<>();
       for (PartitionLog log : logs.values()) {
         if (log.dir().getParent().equals(dir) && !log.isOffline()) {
           TopicPartition tp = log.topicPartition();
-          recoveryPoints.add(tp.topic() + " " + tp.partition() + " " + log.recoveryPoint());
-          startOffsets.add(tp.topic() + " " + tp.partition() + " " + log.logStartOffset());
+          String prefix = tp.topic() + " " + tp.partition() + " ";
+          recoveryPoints.add(prefix + log.recoveryPoint());
+          startOffsets.add(prefix + log.logStartOffset());
+          highWatermarks.add(prefix + log.highWatermark());
         }
       }
       try {
         new CheckpointFile(dir.resolve(RECOVERY_POINT_CHECKPOINT)).write(recoveryPoints);
         new CheckpointFile(dir.resolve(LOG_START_OFFSET_CHECKPOINT)).write(startOffsets);
+        new CheckpointFile(dir.resolve(HIGH_WATERMARK_CHECKPOINT)).write(highWatermarks);
       } catch (IOException e) {
         handleDirFailure(dir, e);
       }

@@ -66,6 +66,7 @@ public final class PartitionLog implements AutoCloseable {
   private volatile LogConfig config;
   private volatile long logStartOffset;
   private volatile long logEndOffset;
+  private volatile long highWatermark;
   private volatile boolean offline;
   private long recoveryPoint;
   private long truncations;
@@ -740,6 +741,19 @@ public final class PartitionLog implements AutoCloseable {
 
   public long logEndOffset() {
     return logEndOffset;
+  }
+
+  /**
+   * The high watermark the replica last set, kept here for {@code replication-offset-checkpoint}:
+   * read back after a restart, it lets a leader whose ISR is still below {@code
+   * min.insync.replicas} serve what was committed before. Always within the log.
+   */
+  public long highWatermark() {
+    return Math.min(Math.max(highWatermark, logStartOffset), logEndOffset);
+  }
+
+  public void updateHighWatermark(long offset) {
+    highWatermark = offset;
   }
 
   public long recoveryPoint() {

@@ -78,7 +78,7 @@ final class Partition {
     this.tp = tp;
     this.log = log;
     this.localId = localId;
-    this.highWatermark = log.logStartOffset();
+    this.highWatermark = log.highWatermark();
   }
 
   /** Records the topic's revision; returns whether it changed (its configs may have). */
@@ -135,7 +135,7 @@ final class Partition {
         followers.put(replica, follower);
       }
     }
-    highWatermark = Math.min(Math.max(highWatermark, log.logStartOffset()), log.logEndOffset());
+    setHighWatermark(Math.min(Math.max(highWatermark, log.logStartOffset()), log.logEndOffset()));
     LOG.info(
         "{}: leader at epoch {} with ISR {}, LEO {}, HW {}",
         tp,
@@ -154,7 +154,7 @@ final class Partition {
         () ->
             new NotLeaderOrFollowerException(
                 "Leadership of " + tp + " moved to broker " + state.leader()));
-    highWatermark = Math.min(highWatermark, log.logEndOffset());
+    setHighWatermark(Math.min(highWatermark, log.logEndOffset()));
     if (wasLeader) {
       LOG.info("{}: follower of {} at epoch {}", tp, state.leader(), state.leaderEpoch());
     }
@@ -216,6 +216,11 @@ final class Partition {
 
   long highWatermark() {
     return highWatermark;
+  }
+
+  private void setHighWatermark(long offset) {
+    highWatermark = offset;
+    log.updateHighWatermark(offset);
   }
 
   void checkLeader(int currentLeaderEpoch) {
@@ -304,7 +309,7 @@ final class Partition {
     if (smallest <= highWatermark) {
       return false;
     }
-    highWatermark = smallest;
+    setHighWatermark(smallest);
     Iterator<Map.Entry<Long, List<PendingAck>>> due =
         pendingAcks.headMap(highWatermark, true).entrySet().iterator();
     while (due.hasNext()) {
@@ -442,7 +447,7 @@ final class Partition {
     if (leaderLogStartOffset > log.logStartOffset() && leaderLogStartOffset <= log.logEndOffset()) {
       log.deleteRecordsBefore(leaderLogStartOffset);
     }
-    highWatermark = Math.min(leaderHighWatermark, log.logEndOffset());
+    setHighWatermark(Math.min(leaderHighWatermark, log.logEndOffset()));
   }
 
   /** A fetch from the leader was out of range: restart from its log start, or its HW. */
@@ -456,6 +461,6 @@ final class Partition {
     } else if (leaderHighWatermark >= 0) {
       log.truncateTo(leaderHighWatermark);
     }
-    highWatermark = Math.min(highWatermark, log.logEndOffset());
+    setHighWatermark(Math.min(highWatermark, log.logEndOffset()));
   }
 }

@@ -141,6 +141,26 @@ class LogManagerTest {
   }
 
   @Test
+  void highWatermarksSurviveARestartWithinTheLog() throws IOException {
+    try (LogManager manager = start()) {
+      PartitionLog log = manager.getOrCreateLog(tp(0), CONFIG);
+      for (int i = 0; i < 10; i++) {
+        log.append(batch(T0, "v" + i), 0);
+      }
+      log.updateHighWatermark(7);
+      manager.getOrCreateLog(tp(1), CONFIG).updateHighWatermark(100);
+    }
+    assertThat(Files.readAllLines(root.resolve("a/replication-offset-checkpoint")))
+        .contains("events 0 7");
+
+    try (LogManager manager = start()) {
+      assertThat(manager.getLog(tp(0)).orElseThrow().highWatermark()).isEqualTo(7);
+      // Never past the log's end
+      assertThat(manager.getLog(tp(1)).orElseThrow().highWatermark()).isZero();
+    }
+  }
+
+  @Test
   void deleteLogRemovesItsDirectory() throws IOException {
     try (LogManager manager = start()) {
       PartitionLog log = manager.getOrCreateLog(tp(0), CONFIG);
