@@ -1,0 +1,164 @@
+package io.tidelog.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.vertx.core.Vertx;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import reactor.blockhound.BlockHound;
+
+/**
+ * Nothing blocks a Vert.x event loop (ARCHITECTURE.md, "Threads"): BlockHound reports every
+ * blocking call (file and socket I/O, sleeps, lock and condition waits) made on one while real
+ * clients produce, fetch and administer a broker. Runs in a JVM of its own, as BlockHound
+ * instruments the whole JVM.
+ */
+class EventLoopBlockingIT {
+  private static final List<String> BLOCKING_CALLS = new CopyOnWriteArrayList<>();
+  private static final String FILE_CHANNEL = "sun.nio.ch.FileChannelImpl";
+
+  @TempDir Path dir;
+
+  @BeforeAll
+  static void watchEventLoops() {
+    BlockHound.builder()
+        .nonBlockingThreadPredicate(
+            current -> current.or(t -> t.getName().startsWith("vert.x-eventloop-thread")))
+        // Beyond BlockHound's defaults: the log's own file I/O (sendfile stays allowed, as in
+        // Kafka)
+        .markAsBlocking(FILE_CHANNEL, "read", "(Ljava/nio/ByteBuffer;)I")
+        .markAsBlocking(FILE_CHANNEL, "read", "(Ljava/nio/ByteBuffer;J)I")
+        .markAsBlocking(FILE_CHANNEL, "write", "(Ljava/nio/ByteBuffer;)I")
+        .markAsBlocking(FILE_CHANNEL, "write", "(Ljava/nio/ByteBuffer;J)I")
+        .markAsBlocking(FILE_CHANNEL, "force", "(Z)V")
+        .blockingMethodCallback(
+            method ->
+                BLOCKING_CALLS.add(
+                    method
+                        + " on "
+                        + Thread.currentThread().getName()
+                        + Arrays.stream(new Throwable().getStackTrace())
+                            .limit(25)
+                            .map(frame -> "\n    at " + frame)
+                            .collect(Collectors.joining())))
+        .install();
+  }
+
+  @BeforeEach
+  void clear() {
+    BLOCKING_CALLS.clear();
+  }
+
+  @Test
+  void theWatchSeesABlockingCallOnAnEventLoop() throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      vertx.runOnContext(
+          v -> {
+            try {
+              Thread.sleep(1);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          });
+      await().atMost(Duration.ofSeconds(10)).until(() -> !BLOCKING_CALLS.isEmpty());
+      assertThat(BLOCKING_CALLS.get(0)).contains("sleep").contains("vert.x-eventloop-thread");
+    } finally {
+      vertx.close().await();
+    }
+  }
+
+  @Test
+  void clientsProducingFetchingAndAdministeringNeverBlockAnEventLoop() throws Exception {
+    try (TestBroker broker = TestBroker.start(dir.resolve("logs"), Map.of());
+        Admin admin =
+            Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap()))) {
+      admin.createTopics(List.of(new NewTopic("loops", 3, (short) 1))).all().get();
+      Properties producerProps = new Properties();
+      producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
+      producerProps.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "gzip");
+      try (KafkaProducer<byte[], byte[]> producer =
+          new KafkaProducer<>(
+              producerProps, new ByteArraySerializer(), new ByteArraySerializer())) {
+        for (int i = 0; i < 3000; i++) {
+          byte[] value = ("v" + i).getBytes(StandardCharsets.UTF_8);
+          producer.send(new ProducerRecord<>("loops", i % 3, null, value));
+        }
+        producer.flush();
+        // auto-created by Metadata
+        producer.send(new ProducerRecord<>("loops-auto", new byte[100])).get();
+      }
+      Properties consumerProps = new Properties();
+      consumerProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
+      List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
+      try (KafkaConsumer<byte[], byte[]> consumer =
+          new KafkaConsumer<>(
+              consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        List<TopicPartition> partitions =
+            List.of(
+                new TopicPartition("loops", 0),
+                new TopicPartition("loops", 1),
+                new TopicPartition("loops", 2));
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (read.size() < 3000 && System.nanoTime() < deadline) {
+          consumer.poll(Duration.ofMillis(200)).forEach(read::add);
+        }
+        // and a long poll that waits out max.wait.ms with nothing to read
+        consumer.poll(Duration.ofMillis(700));
+      }
+      assertThat(read).hasSize(3000);
+      TopicPartition first = new TopicPartition("loops", 0);
+      admin.listOffsets(Map.of(first, OffsetSpec.maxTimestamp())).all().get();
+      admin.deleteRecords(Map.of(first, RecordsToDelete.beforeOffset(10))).all().get();
+      ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "loops");
+      admin
+          .incrementalAlterConfigs(
+              Map.of(
+                  topic,
+                  List.of(
+                      new AlterConfigOp(
+                          new ConfigEntry("retention.ms", "3600000"), AlterConfigOp.OpType.SET))))
+          .all()
+          .get();
+      admin.describeConfigs(List.of(topic)).all().get();
+      admin.createPartitions(Map.of("loops", NewPartitions.increaseTo(4))).all().get();
+      admin.describeCluster().nodes().get();
+      admin.deleteTopics(List.of("loops", "loops-auto")).all().get();
+    }
+
+    assertThat(BLOCKING_CALLS).isEmpty();
+  }
+}
