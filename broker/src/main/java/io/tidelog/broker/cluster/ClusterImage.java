@@ -42,7 +42,15 @@ public record ClusterImage(
         .orElse(-1);
   }
 
-  /** The registered brokers that may lead and be in an ISR: those not in a controlled shutdown. */
+  /**
+   * Whether {@code brokerId} may lead and be in an ISR: registered, not in a controlled shutdown.
+   */
+  public boolean isActive(int brokerId) {
+    BrokerInfo broker = brokers.get(brokerId);
+    return broker != null && !broker.shuttingDown();
+  }
+
+  /** The brokers that are {@linkplain #isActive active}. */
   public Set<Integer> activeBrokers() {
     return assignableBrokers().stream().map(BrokerInfo::id).collect(Collectors.toUnmodifiableSet());
   }

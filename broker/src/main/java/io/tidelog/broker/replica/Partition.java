@@ -10,9 +10,9 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.IntPredicate;
 import java.util.function.Supplier;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -378,7 +378,7 @@ final class Partition {
    * The ISR this leader should propose now, or null when it is right. Only {@code eligible} brokers
    * (registered, not in a controlled shutdown) may join it.
    */
-  List<Integer> wantedIsr(long nowMs, long replicaLagTimeMaxMs, Set<Integer> eligible) {
+  List<Integer> wantedIsr(long nowMs, long replicaLagTimeMaxMs, IntPredicate eligible) {
     if (!leader || isrChangeInFlight) {
       return null;
     }
@@ -391,7 +391,7 @@ final class Partition {
       if (inSync && !caughtUpLately) {
         wanted.remove(Integer.valueOf(replica));
       } else if (!inSync
-          && eligible.contains(replica)
+          && eligible.test(replica)
           && caughtUpLately
           && follower.logEndOffset >= highWatermark
           && follower.logEndOffset >= leaderEpochStartOffset) {

@@ -31,6 +31,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ReplicaFetcher {
   static final short FETCH_VERSION = 12;
+  private static final int BACKOFF_MS = 500;
+  private static final int CONNECT_TIMEOUT_MS = 5_000;
   private static final Logger LOG = LoggerFactory.getLogger(ReplicaFetcher.class);
 
   /** Where a follower fetches a partition from. */
@@ -73,7 +75,7 @@ final class ReplicaFetcher {
   }
 
   private void later() {
-    context.runOnContext(v -> owner.vertx().setTimer(owner.backoffMs(), id -> round()));
+    context.runOnContext(v -> owner.vertx().setTimer(BACKOFF_MS, id -> round()));
   }
 
   private void round() {
@@ -125,7 +127,7 @@ final class ReplicaFetcher {
               leader.host(),
               leader.port(),
               "tidelog-replica-fetcher-" + owner.localId(),
-              owner.connectTimeoutMs(),
+              CONNECT_TIMEOUT_MS,
               owner.responseMaxBytes() + (1 << 20))
           .onSuccess(
               c -> {

@@ -12,9 +12,6 @@ import org.apache.kafka.common.TopicPartition;
  * replica.fetch.*}.
  */
 public final class ReplicaFetchers implements AutoCloseable {
-  private static final int BACKOFF_MS = 500;
-  private static final int CONNECT_TIMEOUT_MS = 5_000;
-
   private final Vertx vertx;
   private final MetadataStore metadata;
   private final ReplicaManager replicas;
@@ -39,15 +36,16 @@ public final class ReplicaFetchers implements AutoCloseable {
   }
 
   synchronized void follow(TopicPartition tp, int leaderId) {
-    byLeader
-        .computeIfAbsent(
-            leaderId,
-            id -> {
-              ReplicaFetcher fetcher = new ReplicaFetcher(id, this);
-              fetcher.start();
-              return fetcher;
-            })
-        .add(tp);
+    ReplicaFetcher fetcher = byLeader.get(leaderId);
+    if (fetcher == null) {
+      // Started with its first partition, so that its first round fetches it
+      fetcher = new ReplicaFetcher(leaderId, this);
+      fetcher.add(tp);
+      fetcher.start();
+      byLeader.put(leaderId, fetcher);
+    } else {
+      fetcher.add(tp);
+    }
   }
 
   synchronized void unfollow(TopicPartition tp) {
@@ -89,14 +87,6 @@ public final class ReplicaFetchers implements AutoCloseable {
 
   int responseMaxBytes() {
     return responseMaxBytes;
-  }
-
-  int backoffMs() {
-    return BACKOFF_MS;
-  }
-
-  int connectTimeoutMs() {
-    return CONNECT_TIMEOUT_MS;
   }
 
   @Override

@@ -369,8 +369,7 @@ public final class ReplicaManager implements AutoCloseable {
   /** On the shard: proposes the ISR the leader wants, when it differs from the current one. */
   private void maybeChangeIsr(Partition p) {
     List<Integer> wanted =
-        p.wantedIsr(
-            System.currentTimeMillis(), replicaLagTimeMaxMs, metadata.image().activeBrokers());
+        p.wantedIsr(System.currentTimeMillis(), replicaLagTimeMaxMs, metadata.image()::isActive);
     if (wanted == null) {
       return;
     }
