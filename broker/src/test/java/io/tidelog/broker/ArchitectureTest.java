@@ -43,15 +43,17 @@ class ArchitectureTest {
   static final ArchRule logDoesNotKnowKafkaErrorCodes =
       noClasses()
           .that()
-          .resideOutsideOfPackage("io.tidelog.broker.protocol..")
+          .resideOutsideOfPackages("io.tidelog.broker.protocol..", "io.tidelog.broker.group..")
           .and()
           .haveNameNotMatching("io\\.tidelog\\.broker\\.replica\\.ReplicaFetcher(\\$.*)?")
           .should()
           .dependOnClassesThat()
           .haveFullyQualifiedName("org.apache.kafka.common.protocol.Errors")
           .because(
-              "protocol is the only place that maps exceptions to Kafka error codes; the replica"
-                  + " fetcher, a client of another broker, only reads them");
+              "protocol is the only place that maps exceptions to Kafka error codes; the group"
+                  + " coordinator answers in them, as the classic protocol defines its outcomes"
+                  + " by error code; the replica fetcher, a client of another broker, only reads"
+                  + " them");
 
   @ArchTest
   static final ArchRule eventLoopCodeReachesLogsOnlyThroughTheShards =
