@@ -9,12 +9,14 @@ import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.BrokerConfig.Listener;
 import io.tidelog.broker.config.TopicConfigs;
+import io.tidelog.broker.group.GroupCoordinator;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.network.SocketServer;
 import io.tidelog.broker.protocol.BrokerApis;
 import io.tidelog.broker.protocol.ConfigsHandler;
 import io.tidelog.broker.protocol.FetchHandler;
+import io.tidelog.broker.protocol.GroupHandler;
 import io.tidelog.broker.protocol.MetadataHandler;
 import io.tidelog.broker.protocol.OffsetsHandler;
 import io.tidelog.broker.protocol.ProduceHandler;
@@ -70,6 +72,7 @@ public final class Broker implements AutoCloseable {
   private final ReplicaManager replicas;
   private final ExecutorService metadataExecutor;
   private ReplicaFetchers fetchers;
+  private GroupCoordinator groups;
   private Controller controller;
   private BrokerRegistration registration;
   private SocketServer server;
@@ -133,6 +136,8 @@ public final class Broker implements AutoCloseable {
             config.replicaFetchMaxBytes(),
             config.replicaFetchResponseMaxBytes());
     replicas.start(fetchers);
+    groups = new GroupCoordinator(config.groupConfig(), metadata, replicas);
+    groups.start(); // before registering, so that it sees every __consumer_offsets leadership
     controller =
         new Controller(
             metadata,
@@ -176,7 +181,8 @@ public final class Broker implements AutoCloseable {
             new OffsetsHandler(replicas),
             topics,
             new ConfigsHandler(config, metadata, metadataExecutor),
-            new ProducerIdHandler(metadata, metadataExecutor));
+            new ProducerIdHandler(metadata, metadataExecutor),
+            new GroupHandler(config.groupConfig(), metadata, topics, groups));
     server = new SocketServer(vertx, new RequestDispatcher(apis), config.socketRequestMaxBytes());
     Listener listener = config.listeners().get(0);
     await(server.listen(listener.host(), listener.port()));
@@ -303,6 +309,9 @@ public final class Broker implements AutoCloseable {
     }
     if (http != null) {
       await(http.close());
+    }
+    if (groups != null) {
+      groups.close();
     }
     replicas.close();
     metadataExecutor.shutdown();

@@ -50,7 +50,12 @@ class FuzzIT {
     System.out.println("FuzzIT seed " + seed);
     Random random = new Random(seed);
     try (TestBroker broker =
-        TestBroker.start(logDir, Map.of("auto.create.topics.enable", "false"))) {
+        TestBroker.start(
+            logDir,
+            Map.of(
+                "auto.create.topics.enable", "false",
+                "offsets.topic.num.partitions", "1",
+                "group.initial.rebalance.delay.ms", "0"))) {
       try (RawKafkaClient client = new RawKafkaClient(broker.port)) {
         client.send(SampleRequests.createTopics(TOPIC, 2).build());
       }

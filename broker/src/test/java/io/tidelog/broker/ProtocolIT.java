@@ -1,9 +1,11 @@
 package io.tidelog.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
@@ -45,7 +47,11 @@ class ProtocolIT {
   static void start() throws Exception {
     broker =
         TestBroker.start(
-            logDir, Map.of("socket.request.max.bytes", String.valueOf(REQUEST_MAX_BYTES)));
+            logDir,
+            Map.of(
+                "socket.request.max.bytes", String.valueOf(REQUEST_MAX_BYTES),
+                "offsets.topic.num.partitions", "1",
+                "group.initial.rebalance.delay.ms", "0"));
   }
 
   @AfterAll
@@ -72,6 +78,7 @@ class ProtocolIT {
     // Given the advertised ranges; when each version of each API is sent; then it is answered
     // without error (Produce v0-2 are advertised for librdkafka's sake and refused)
     send(SampleRequests.createTopics("versions", 2));
+    awaitGroupCoordinator("versions-group");
     int served = 0;
     for (ApiVersion range : apiVersions().data().apiKeys()) {
       ApiKeys api = ApiKeys.forId(range.apiKey());
@@ -89,11 +96,27 @@ class ProtocolIT {
     assertThat(served).isGreaterThan(40);
   }
 
+  /** FindCoordinator creates __consumer_offsets; a moment later its leader has loaded it. */
+  private static void awaitGroupCoordinator(String group) {
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                send(SampleRequests.of(ApiKeys.FIND_COORDINATOR, (short) 4, "versions"))
+                        .errorCounts()
+                        .keySet()
+                        .equals(java.util.Set.of(Errors.NONE))
+                    && send(SampleRequests.of(ApiKeys.OFFSET_FETCH, (short) 8, "versions"))
+                        .errorCounts()
+                        .keySet()
+                        .equals(java.util.Set.of(Errors.NONE)));
+  }
+
   private static java.util.Set<Errors> expectedErrors(ApiKeys api) {
     // CreateTopics/DeleteTopics repeat per version: their second call hits the first's result.
     return switch (api) {
       case CREATE_TOPICS -> java.util.Set.of(Errors.NONE, Errors.TOPIC_ALREADY_EXISTS);
-      default -> java.util.Set.of(Errors.NONE);
+      default -> java.util.Set.copyOf(SampleGroupRequests.expectedErrors(api));
     };
   }
 

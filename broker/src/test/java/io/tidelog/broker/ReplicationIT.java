@@ -21,16 +21,21 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -297,6 +302,87 @@ class ReplicationIT {
     }
     // Every record was acknowledged (send().get() would have thrown otherwise on flush)
     assertMovedOffWithNothingLostThenRejoins("failover", leader, sent);
+  }
+
+  @Test
+  void killingTheGroupCoordinatorKeepsTheGroupAndItsCommittedOffsets() throws Exception {
+    // Given a consumer group that committed offset 40 of 100 records, on replicated offsets
+    startCluster(
+        Map.of(
+            "broker.session.timeout.ms", "2000",
+            "offsets.topic.num.partitions", "3",
+            "group.initial.rebalance.delay.ms", "0"));
+    createTopic("jobs", Map.of());
+    List<String> sent = new ArrayList<>();
+    try (KafkaProducer<String, String> producer = producer("all", Map.of())) {
+      for (int i = 0; i < 100; i++) {
+        sent.add("job-" + i);
+        producer.send(new ProducerRecord<>("jobs", "job-" + i)).get();
+      }
+    }
+    TopicPartition tp = new TopicPartition("jobs", 0);
+    Map<String, Object> props = new HashMap<>();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, "survivors");
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10);
+    props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000);
+    List<String> read = new ArrayList<>();
+    try (KafkaConsumer<String, String> consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+      consumer.subscribe(List.of("jobs"));
+      eventually().until(() -> pollInto(consumer, read) >= 40);
+      consumer.commitSync(Map.of(tp, new OffsetAndMetadata(40)));
+      ConsumerGroupMetadata before = consumer.groupMetadata();
+      Node coordinator = describeGroup("survivors").coordinator();
+
+      // When the coordinator is killed
+      brokers.get(coordinator.id()).kill();
+
+      // Then another broker coordinates the group: the same member at the same generation, with
+      // offset 40 still committed
+      ConsumerGroupDescription after =
+          eventually()
+              .until(
+                  () -> describeGroup("survivors"),
+                  d -> d.coordinator().id() != coordinator.id() && !d.members().isEmpty());
+      assertThat(after.groupState()).isEqualTo(GroupState.STABLE);
+      assertThat(after.members())
+          .extracting(MemberDescription::consumerId)
+          .containsExactly(before.memberId());
+      assertThat(
+              admin
+                  .listConsumerGroupOffsets("survivors")
+                  .partitionsToOffsetAndMetadata()
+                  .get()
+                  .get(tp)
+                  .offset())
+          .isEqualTo(40);
+
+      // And the consumer carries on: it reads the rest and commits on the new coordinator
+      eventually().until(() -> pollInto(consumer, read) >= 100);
+      consumer.commitSync(Map.of(tp, new OffsetAndMetadata(100)));
+      assertThat(read).containsExactlyElementsOf(sent);
+      assertThat(consumer.groupMetadata().generationId()).isEqualTo(before.generationId());
+    }
+    assertThat(
+            admin
+                .listConsumerGroupOffsets("survivors")
+                .partitionsToOffsetAndMetadata()
+                .get()
+                .get(tp)
+                .offset())
+        .isEqualTo(100);
+  }
+
+  private ConsumerGroupDescription describeGroup(String group) throws Exception {
+    return admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+  }
+
+  private static int pollInto(KafkaConsumer<String, String> consumer, List<String> read) {
+    consumer.poll(Duration.ofMillis(200)).forEach(r -> read.add(r.value()));
+    return read.size();
   }
 
   @Test

@@ -184,7 +184,7 @@ final class SampleRequests {
           new org.apache.kafka.common.requests.DescribeClusterRequest.Builder(
                   new org.apache.kafka.common.message.DescribeClusterRequestData())
               .build(v);
-      default -> throw new AssertionError("advertised but not covered by this test: " + api);
+      default -> SampleGroupRequests.of(api, v, topic);
     };
   }
 

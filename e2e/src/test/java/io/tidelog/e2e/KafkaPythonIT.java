@@ -27,4 +27,18 @@ class KafkaPythonIT {
       assertThat(result.output()).contains("ok 100");
     }
   }
+
+  @Test
+  void kafkaPythonConsumersShareATopicInAGroupAndResumeFromItsCommit() throws Exception {
+    try (DevCluster cluster = new DevCluster(dir)) {
+      String bootstrap = cluster.up();
+      Path script = DevCluster.REPO.resolve("e2e/src/test/python/kafka_python_group.py");
+
+      DevCluster.Result result =
+          DevCluster.exec(List.of("/usr/bin/python3", script.toString(), bootstrap));
+
+      assertThat(result.exitCode()).as(result.errors()).isZero();
+      assertThat(result.output()).contains("ok group 100 8");
+    }
+  }
 }

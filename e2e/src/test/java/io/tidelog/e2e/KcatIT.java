@@ -6,6 +6,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.record.CompressionType;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.RecordBatch;
@@ -47,6 +51,49 @@ class KcatIT {
 
     assertThat(result.exitCode()).isZero();
     assertThat(result.output()).contains("1 brokers:").contains("broker 0 at " + bootstrap);
+  }
+
+  @Test
+  void balancedConsumerReadsEveryPartitionOnceAndResumesFromItsGroupsCommit() throws Exception {
+    // Given 60 keyed lines over the 3 partitions of a topic
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      admin.createTopics(List.of(new NewTopic("kcat-group", 3, (short) 1))).all().get();
+    }
+    List<String> lines = new ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      lines.add("key-" + i + ":value-" + i);
+    }
+    Path input = Files.write(dir.resolve("keyed.txt"), lines);
+    assertThat(kcat(input, "-P", "-t", "kcat-group", "-K:").exitCode()).isZero();
+    String[] balanced = {
+      "-G",
+      "kcat-readers",
+      "-X",
+      "auto.offset.reset=earliest",
+      "kcat-group",
+      "-e",
+      "-q",
+      "-f",
+      "%p %s\n"
+    };
+
+    // When a balanced consumer of a new group reads to the end, it gets all 3 partitions' lines
+    DevCluster.Result first = kcat(balanced);
+    assertThat(first.exitCode()).as(first.errors()).isZero();
+    List<String> read = first.output().lines().toList();
+    assertThat(read.stream().map(l -> l.substring(l.indexOf(' ') + 1)))
+        .containsExactlyInAnyOrderElementsOf(
+            lines.stream().map(l -> l.substring(l.indexOf(':') + 1)).toList());
+    assertThat(read.stream().map(l -> l.substring(0, l.indexOf(' '))).distinct())
+        .containsExactlyInAnyOrder("0", "1", "2");
+
+    // Then the group committed on exit: the next run reads nothing, and then only what is new
+    assertThat(kcat(balanced).output()).isEmpty();
+    Path more = Files.write(dir.resolve("more.txt"), List.of("late-1:new-1", "late-2:new-2"));
+    assertThat(kcat(more, "-P", "-t", "kcat-group", "-K:").exitCode()).isZero();
+    assertThat(kcat(balanced).output().lines().map(l -> l.substring(l.indexOf(' ') + 1)))
+        .containsExactlyInAnyOrder("new-1", "new-2");
   }
 
   @Test

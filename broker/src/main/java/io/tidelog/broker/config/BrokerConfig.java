@@ -12,6 +12,7 @@ import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
 import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
+import io.tidelog.broker.group.GroupConfig;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -56,6 +57,19 @@ public final class BrokerConfig {
   public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS =
       "leader.imbalance.check.interval.seconds";
 
+  public static final String GROUP_INITIAL_REBALANCE_DELAY_MS = "group.initial.rebalance.delay.ms";
+  public static final String GROUP_MIN_SESSION_TIMEOUT_MS = "group.min.session.timeout.ms";
+  public static final String GROUP_MAX_SESSION_TIMEOUT_MS = "group.max.session.timeout.ms";
+  public static final String GROUP_MAX_SIZE = "group.max.size";
+  public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
+  public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
+  public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
+  public static final String OFFSETS_RETENTION_MINUTES = "offsets.retention.minutes";
+  public static final String OFFSETS_RETENTION_CHECK_INTERVAL_MS =
+      "offsets.retention.check.interval.ms";
+  public static final String OFFSETS_COMMIT_TIMEOUT_MS = "offsets.commit.timeout.ms";
+  public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
+
   /** Tidelog's own: the etcd cluster that holds the metadata, as a list of client URLs. */
   public static final String ETCD_ENDPOINTS = "tidelog.etcd.endpoints";
 
@@ -77,6 +91,7 @@ public final class BrokerConfig {
           Map.entry("log.flush.interval.messages", TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG),
           Map.entry("log.flush.interval.ms", TopicConfig.FLUSH_MS_CONFIG),
           Map.entry("log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG),
+          Map.entry("log.cleanup.policy", TopicConfig.CLEANUP_POLICY_CONFIG),
           Map.entry("min.insync.replicas", TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG),
           Map.entry(
               "unclean.leader.election.enable", TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG));
@@ -201,6 +216,83 @@ public final class BrokerConfig {
                 atLeast(1),
                 MEDIUM,
                 "How often the controller checks for preferred-leader imbalance.")
+            .define(
+                GROUP_INITIAL_REBALANCE_DELAY_MS,
+                INT,
+                3000,
+                atLeast(0),
+                MEDIUM,
+                "How long the first rebalance of an empty group waits for more members.")
+            .define(
+                GROUP_MIN_SESSION_TIMEOUT_MS,
+                INT,
+                6000,
+                atLeast(1),
+                MEDIUM,
+                "The smallest session timeout a group member may ask for.")
+            .define(
+                GROUP_MAX_SESSION_TIMEOUT_MS,
+                INT,
+                1_800_000,
+                atLeast(1),
+                MEDIUM,
+                "The largest session timeout a group member may ask for.")
+            .define(
+                GROUP_MAX_SIZE,
+                INT,
+                Integer.MAX_VALUE,
+                atLeast(1),
+                MEDIUM,
+                "The most members a group may have.")
+            .define(
+                OFFSETS_TOPIC_NUM_PARTITIONS,
+                INT,
+                50,
+                atLeast(1),
+                HIGH,
+                "Partitions of __consumer_offsets; fixed once the topic exists.")
+            .define(
+                OFFSETS_TOPIC_REPLICATION_FACTOR,
+                INT,
+                3,
+                atLeast(1),
+                HIGH,
+                "Replication factor of __consumer_offsets, capped at the live brokers.")
+            .define(
+                OFFSETS_TOPIC_SEGMENT_BYTES,
+                INT,
+                100 * 1024 * 1024,
+                atLeast(1024),
+                MEDIUM,
+                "Segment size of __consumer_offsets.")
+            .define(
+                OFFSETS_RETENTION_MINUTES,
+                INT,
+                7 * 24 * 60,
+                atLeast(1),
+                HIGH,
+                "How long committed offsets of an empty group are kept.")
+            .define(
+                OFFSETS_RETENTION_CHECK_INTERVAL_MS,
+                LONG,
+                600_000L,
+                atLeast(1),
+                MEDIUM,
+                "How often expired offsets are looked for.")
+            .define(
+                OFFSETS_COMMIT_TIMEOUT_MS,
+                INT,
+                5000,
+                atLeast(1),
+                MEDIUM,
+                "How long an offset commit waits for the replicas of __consumer_offsets.")
+            .define(
+                OFFSET_METADATA_MAX_BYTES,
+                INT,
+                4096,
+                atLeast(0),
+                LOW,
+                "The largest metadata string of a committed offset.")
             .define(
                 HTTP_PORT,
                 INT,
@@ -369,6 +461,22 @@ public final class BrokerConfig {
 
   public long leaderImbalanceCheckIntervalMs() {
     return (Long) values.get(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS) * 1000;
+  }
+
+  /** The group coordinator's settings. */
+  public GroupConfig groupConfig() {
+    return new GroupConfig(
+        (Integer) values.get(GROUP_INITIAL_REBALANCE_DELAY_MS),
+        (Integer) values.get(GROUP_MIN_SESSION_TIMEOUT_MS),
+        (Integer) values.get(GROUP_MAX_SESSION_TIMEOUT_MS),
+        (Integer) values.get(GROUP_MAX_SIZE),
+        (Integer) values.get(OFFSETS_TOPIC_NUM_PARTITIONS),
+        (Integer) values.get(OFFSETS_TOPIC_REPLICATION_FACTOR),
+        (Integer) values.get(OFFSETS_TOPIC_SEGMENT_BYTES),
+        (Integer) values.get(OFFSETS_RETENTION_MINUTES) * 60_000L,
+        (Long) values.get(OFFSETS_RETENTION_CHECK_INTERVAL_MS),
+        (Integer) values.get(OFFSETS_COMMIT_TIMEOUT_MS),
+        (Integer) values.get(OFFSET_METADATA_MAX_BYTES));
   }
 
   public int httpPort() {

@@ -4,7 +4,6 @@ import static org.apache.kafka.common.config.ConfigDef.Importance.MEDIUM;
 import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
 import static org.apache.kafka.common.config.ConfigDef.Type.BOOLEAN;
 import static org.apache.kafka.common.config.ConfigDef.Type.INT;
-import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
 
 import io.tidelog.broker.log.LogConfig;
 import java.util.HashMap;
@@ -16,8 +15,7 @@ import org.apache.kafka.common.config.TopicConfig;
 /**
  * Every topic config a topic may set, under Kafka's names: those the log honours ({@link
  * LogConfig}) and those of replication, {@code min.insync.replicas} and {@code
- * unclean.leader.election.enable}. {@code cleanup.policy} accepts {@code delete} until compaction
- * exists.
+ * unclean.leader.election.enable}.
  */
 public final class TopicConfigs {
   public static final ConfigDef CONFIG_DEF =
@@ -34,14 +32,7 @@ public final class TopicConfigs {
               BOOLEAN,
               false,
               MEDIUM,
-              TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_DOC)
-          .define(
-              TopicConfig.CLEANUP_POLICY_CONFIG,
-              LIST,
-              TopicConfig.CLEANUP_POLICY_DELETE,
-              ConfigDef.ValidList.in(TopicConfig.CLEANUP_POLICY_DELETE),
-              MEDIUM,
-              TopicConfig.CLEANUP_POLICY_DOC);
+              TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_DOC);
 
   private TopicConfigs() {}
 

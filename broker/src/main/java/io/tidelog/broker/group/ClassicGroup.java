@@ -50,6 +50,7 @@ public final class ClassicGroup {
       String memberId,
       String groupInstanceId,
       String clientId,
+      String clientHost,
       String protocolType,
       List<Protocol> protocols,
       int sessionTimeoutMs,
@@ -73,6 +74,31 @@ public final class ClassicGroup {
     }
   }
 
+  /** A member as DescribeGroups shows it and {@code __consumer_offsets} stores it. */
+  public record MemberSnapshot(
+      String memberId,
+      String groupInstanceId,
+      String clientId,
+      String clientHost,
+      int rebalanceTimeoutMs,
+      int sessionTimeoutMs,
+      byte[] metadata,
+      byte[] assignment) {}
+
+  /**
+   * The group as DescribeGroups shows it and {@code __consumer_offsets} stores it.
+   *
+   * @param stateTimestampMs when the group last became empty, or -1
+   */
+  public record Snapshot(
+      State state,
+      String protocolType,
+      int generation,
+      String protocolName,
+      String leaderId,
+      long stateTimestampMs,
+      List<MemberSnapshot> members) {}
+
   /** A SyncGroup's answer. */
   public record SyncResult(
       Errors error, String protocolType, String protocolName, byte[] assignment) {
@@ -85,6 +111,7 @@ public final class ClassicGroup {
     final String memberId;
     final String groupInstanceId;
     final String clientId;
+    final String clientHost;
     List<Protocol> protocols;
     int sessionTimeoutMs;
     int rebalanceTimeoutMs;
@@ -97,6 +124,7 @@ public final class ClassicGroup {
       this.memberId = memberId;
       this.groupInstanceId = request.groupInstanceId();
       this.clientId = request.clientId();
+      this.clientHost = request.clientHost();
       update(request);
     }
 
@@ -144,10 +172,78 @@ public final class ClassicGroup {
   private String leaderId;
   private long rebalanceDeadlineMs = Long.MAX_VALUE;
   private long joinNotBeforeMs;
+  private long emptySinceMs;
 
-  public ClassicGroup(String groupId, long initialRebalanceDelayMs) {
+  public ClassicGroup(String groupId, long initialRebalanceDelayMs, long nowMs) {
     this.groupId = groupId;
     this.initialRebalanceDelayMs = initialRebalanceDelayMs;
+    this.emptySinceMs = nowMs;
+  }
+
+  /**
+   * A group as a coordinator loads it: stable with its stored members, each of whom gets a full
+   * session from {@code nowMs} to heartbeat, or empty.
+   */
+  public static ClassicGroup restore(
+      String groupId, long initialRebalanceDelayMs, Snapshot stored, long nowMs) {
+    ClassicGroup group = new ClassicGroup(groupId, initialRebalanceDelayMs, nowMs);
+    group.generation = stored.generation();
+    group.protocolType = stored.protocolType();
+    group.emptySinceMs = stored.stateTimestampMs() < 0 ? nowMs : stored.stateTimestampMs();
+    if (stored.members().isEmpty() || stored.protocolName() == null) {
+      return group;
+    }
+    group.protocolName = stored.protocolName();
+    group.leaderId = stored.leaderId();
+    for (MemberSnapshot m : stored.members()) {
+      Member member =
+          new Member(
+              m.memberId(),
+              new JoinRequest(
+                  m.memberId(),
+                  m.groupInstanceId(),
+                  m.clientId(),
+                  m.clientHost(),
+                  stored.protocolType(),
+                  List.of(new Protocol(stored.protocolName(), m.metadata())),
+                  m.sessionTimeoutMs(),
+                  m.rebalanceTimeoutMs(),
+                  false));
+      member.assignment = m.assignment();
+      member.sessionDeadlineMs = nowMs + m.sessionTimeoutMs();
+      group.members.put(m.memberId(), member);
+      if (m.groupInstanceId() != null) {
+        group.staticMembers.put(m.groupInstanceId(), m.memberId());
+      }
+    }
+    group.state = State.STABLE;
+    return group;
+  }
+
+  /** The group now, members with their metadata for the chosen protocol and assignments. */
+  public Snapshot snapshot() {
+    List<MemberSnapshot> described =
+        members.values().stream()
+            .map(
+                m ->
+                    new MemberSnapshot(
+                        m.memberId,
+                        m.groupInstanceId,
+                        m.clientId,
+                        m.clientHost,
+                        m.rebalanceTimeoutMs,
+                        m.sessionTimeoutMs,
+                        protocolName == null ? new byte[0] : m.metadata(protocolName),
+                        m.assignment))
+            .toList();
+    return new Snapshot(
+        state,
+        protocolType,
+        generation,
+        protocolName,
+        leaderId,
+        state == State.EMPTY ? emptySinceMs : -1,
+        described);
   }
 
   public String groupId() {
@@ -156,6 +252,10 @@ public final class ClassicGroup {
 
   public State state() {
     return state;
+  }
+
+  public String protocolType() {
+    return protocolType;
   }
 
   public int generation() {
@@ -321,6 +421,7 @@ public final class ClassicGroup {
       state = State.EMPTY;
       protocolName = null;
       leaderId = null;
+      emptySinceMs = nowMs;
       return;
     }
     protocolName = selectProtocol();
@@ -365,14 +466,27 @@ public final class ClassicGroup {
         Errors.NONE, generation, protocolType, protocolName, leaderId, member.memberId, all);
   }
 
+  /**
+   * A SyncGroup: the leader's carries every member's assignment. {@code protocolType} and {@code
+   * protocolName}, sent from v5, must match the group's.
+   */
   public CompletableFuture<SyncResult> sync(
       String memberId,
       String groupInstanceId,
       int generationId,
+      String protocolType,
+      String protocolName,
       Map<String, byte[]> assignments,
       long nowMs) {
     Member member = members.get(memberId);
     Errors error = check(member, groupInstanceId, generationId);
+    if (error == Errors.NONE
+        && ((protocolType != null && !protocolType.equals(this.protocolType))
+            || (protocolName != null
+                && this.protocolName != null
+                && !protocolName.equals(this.protocolName)))) {
+      error = Errors.INCONSISTENT_GROUP_PROTOCOL;
+    }
     if (error != Errors.NONE) {
       return CompletableFuture.completedFuture(SyncResult.error(error));
     }
@@ -423,6 +537,27 @@ public final class ClassicGroup {
       return Errors.FENCED_INSTANCE_ID;
     }
     return generationId == generation ? Errors.NONE : Errors.ILLEGAL_GENERATION;
+  }
+
+  /**
+   * Whether a member may commit offsets: any member of the current generation, outside the wait for
+   * the leader's assignments; or anyone with generation -1 while the group is empty (an admin
+   * client, or a consumer that assigns its partitions itself).
+   */
+  public Errors validateOffsetCommit(String memberId, String groupInstanceId, int generationId) {
+    if (generationId < 0 && state == State.EMPTY) {
+      return Errors.NONE;
+    }
+    Errors error = check(members.get(memberId), groupInstanceId, generationId);
+    if (error != Errors.NONE) {
+      return error;
+    }
+    return state == State.COMPLETING_REBALANCE ? Errors.REBALANCE_IN_PROGRESS : Errors.NONE;
+  }
+
+  /** This coordinator no longer serves the group: whoever waits is told to find the new one. */
+  public void unload() {
+    members.values().forEach(m -> fail(m, Errors.NOT_COORDINATOR));
   }
 
   /** A LeaveGroup for one member, by member id or, for a static member, by instance id. */

@@ -5,11 +5,14 @@ import static org.apache.kafka.common.config.ConfigDef.Importance.MEDIUM;
 import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
 import static org.apache.kafka.common.config.ConfigDef.Range.between;
 import static org.apache.kafka.common.config.ConfigDef.Type.INT;
+import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
 import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.ValidList;
 import org.apache.kafka.common.config.ConfigDef.ValidString;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.TopicConfig;
@@ -35,7 +38,8 @@ public record LogConfig(
     long retentionBytes,
     long flushMessages,
     long flushMs,
-    TimestampType messageTimestampType) {
+    TimestampType messageTimestampType,
+    List<String> cleanupPolicy) {
 
   /** Kafka's definitions, used to parse and validate topic configs from any source. */
   public static final ConfigDef CONFIG_DEF =
@@ -109,7 +113,14 @@ public record LogConfig(
               TimestampType.CREATE_TIME.name,
               ValidString.in(TimestampType.CREATE_TIME.name, TimestampType.LOG_APPEND_TIME.name),
               MEDIUM,
-              TopicConfig.MESSAGE_TIMESTAMP_TYPE_DOC);
+              TopicConfig.MESSAGE_TIMESTAMP_TYPE_DOC)
+          .define(
+              TopicConfig.CLEANUP_POLICY_CONFIG,
+              LIST,
+              TopicConfig.CLEANUP_POLICY_DELETE,
+              ValidList.in(TopicConfig.CLEANUP_POLICY_DELETE, TopicConfig.CLEANUP_POLICY_COMPACT),
+              MEDIUM,
+              TopicConfig.CLEANUP_POLICY_DOC);
 
   public static final LogConfig DEFAULTS = parse(Map.of());
 
@@ -118,6 +129,7 @@ public record LogConfig(
    *
    * @throws ConfigException naming the key and the value when a value is invalid
    */
+  @SuppressWarnings("unchecked")
   public static LogConfig parse(Map<String, ?> configs) {
     Map<String, Object> v = CONFIG_DEF.parse(configs);
     return new LogConfig(
@@ -130,6 +142,17 @@ public record LogConfig(
         (Long) v.get(TopicConfig.RETENTION_BYTES_CONFIG),
         (Long) v.get(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG),
         (Long) v.get(TopicConfig.FLUSH_MS_CONFIG),
-        TimestampType.forName((String) v.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG)));
+        TimestampType.forName((String) v.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG)),
+        List.copyOf((List<String>) v.get(TopicConfig.CLEANUP_POLICY_CONFIG)));
+  }
+
+  /** {@code cleanup.policy} holds {@code delete}: retention deletes old segments. */
+  public boolean deleteEnabled() {
+    return cleanupPolicy.contains(TopicConfig.CLEANUP_POLICY_DELETE);
+  }
+
+  /** {@code cleanup.policy} holds {@code compact}: the cleaner keeps the latest record per key. */
+  public boolean compactEnabled() {
+    return cleanupPolicy.contains(TopicConfig.CLEANUP_POLICY_COMPACT);
   }
 }

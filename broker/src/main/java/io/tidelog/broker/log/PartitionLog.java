@@ -650,9 +650,9 @@ public final class PartitionLog implements AutoCloseable {
   }
 
   /**
-   * Applies retention: deletes the oldest segments, never the active one, while they are older than
-   * {@code retention.ms} (by their largest timestamp), while the log is above {@code
-   * retention.bytes}, or while they lie wholly below the log start offset.
+   * Applies retention: deletes the oldest segments, never the active one, while they lie wholly
+   * below the log start offset, and under {@code cleanup.policy=delete} while they are older than
+   * {@code retention.ms} (by their largest timestamp) or the log is above {@code retention.bytes}.
    *
    * @return how many segments were deleted
    */
@@ -661,7 +661,9 @@ public final class PartitionLog implements AutoCloseable {
     long nowMs = services.time().milliseconds();
     LogConfig config = this.config;
     long bytesAboveRetention =
-        config.retentionBytes() < 0 ? -1 : sizeInBytes() - config.retentionBytes();
+        config.retentionBytes() < 0 || !config.deleteEnabled()
+            ? -1
+            : sizeInBytes() - config.retentionBytes();
     int deleted = 0;
     try {
       while (segments.size() > 1) {
@@ -671,6 +673,7 @@ public final class PartitionLog implements AutoCloseable {
             nextBase <= logStartOffset
                 ? "log start offset " + logStartOffset
                 : config.retentionMs() >= 0
+                        && config.deleteEnabled()
                         && nowMs - oldest.largestTimestamp() > config.retentionMs()
                     ? "retention.ms " + config.retentionMs()
                     : bytesAboveRetention >= oldest.sizeInBytes()

@@ -97,7 +97,8 @@ final class KafkaConnection {
   }
 
   private void dispatch(ByteBuffer request) {
-    Future<Optional<Send>> response = processor.process(request, id);
+    Future<Optional<Send>> response =
+        processor.process(request, socket.remoteAddress().hostAddress());
     inFlight.add(response);
     response.onComplete(done -> writeCompleted());
     if (inFlight.size() >= IN_FLIGHT_MAX) {

@@ -8,4 +8,5 @@ public record BrokerApis(
     OffsetsHandler offsets,
     TopicAdminHandler topics,
     ConfigsHandler configs,
-    ProducerIdHandler producerIds) {}
+    ProducerIdHandler producerIds,
+    GroupHandler groups) {}

@@ -97,7 +97,7 @@ public final class MetadataHandler {
     } catch (InvalidTopicException e) {
       return CompletableFuture.completedFuture(error(name, Errors.INVALID_TOPIC_EXCEPTION));
     }
-    if (!autoCreate) {
+    if (!autoCreate || Topic.isInternal(name)) {
       return CompletableFuture.completedFuture(error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION));
     }
     return topicAdmin
@@ -126,7 +126,7 @@ public final class MetadataHandler {
         new MetadataResponseTopic()
             .setName(topic.name())
             .setTopicId(topic.topicId())
-            .setIsInternal(false)
+            .setIsInternal(Topic.isInternal(topic.name()))
             .setErrorCode(Errors.NONE.code());
     for (int p = 0; p < topic.partitions(); p++) {
       List<Integer> replicas = topic.replicas(p);

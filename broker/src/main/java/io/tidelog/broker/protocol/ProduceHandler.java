@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
 import org.apache.kafka.common.message.ProduceResponseData;
@@ -42,6 +43,13 @@ public final class ProduceHandler {
             new PartitionProduceResponse().setIndex(partition.index());
         topicResponse.partitionResponses().add(response);
         TopicPartition tp = new TopicPartition(topic.name(), partition.index());
+        if (Topic.isInternal(topic.name())) {
+          // Only the group coordinator writes __consumer_offsets, as in Kafka
+          response
+              .setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
+              .setErrorMessage("Cannot append to internal topic " + topic.name());
+          continue;
+        }
         if (!(partition.records() instanceof MemoryRecords records)) {
           response.setErrorCode(Errors.CORRUPT_MESSAGE.code());
           continue;

@@ -31,7 +31,7 @@ import org.apache.kafka.common.requests.ResponseHeader;
  */
 public final class RequestDispatcher implements RequestProcessor {
   private static final int HEADER_PEEK_BYTES = 8;
-  private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
+  private final Map<ApiKeys, ClientApiHandler> handlers = new EnumMap<>(ApiKeys.class);
 
   /** Serves one API. */
   @FunctionalInterface
@@ -40,30 +40,52 @@ public final class RequestDispatcher implements RequestProcessor {
         RequestHeader header, AbstractRequest request);
   }
 
+  /** Serves one API that needs to know the client's address. */
+  @FunctionalInterface
+  interface ClientApiHandler {
+    CompletableFuture<? extends AbstractResponse> handle(
+        RequestHeader header, AbstractRequest request, String clientHost);
+  }
+
   public RequestDispatcher(BrokerApis apis) {
-    handlers.put(
+    serve(
         ApiKeys.API_VERSIONS,
         (h, r) ->
             CompletableFuture.completedFuture(
                 new ApiVersionsResponse(SupportedApis.apiVersions(Errors.NONE))));
-    handlers.put(ApiKeys.METADATA, apis.metadata()::handle);
-    handlers.put(ApiKeys.PRODUCE, apis.produce()::handle);
-    handlers.put(ApiKeys.FETCH, apis.fetch()::handle);
-    handlers.put(ApiKeys.LIST_OFFSETS, apis.offsets()::listOffsets);
-    handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, apis.offsets()::offsetForLeaderEpoch);
-    handlers.put(ApiKeys.DELETE_RECORDS, apis.offsets()::deleteRecords);
-    handlers.put(ApiKeys.CREATE_TOPICS, apis.topics()::create);
-    handlers.put(ApiKeys.CREATE_PARTITIONS, apis.topics()::createPartitions);
-    handlers.put(ApiKeys.DELETE_TOPICS, apis.topics()::delete);
-    handlers.put(ApiKeys.DESCRIBE_CONFIGS, apis.configs()::describe);
-    handlers.put(ApiKeys.ALTER_CONFIGS, apis.configs()::alter);
-    handlers.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, apis.configs()::incrementalAlter);
-    handlers.put(ApiKeys.DESCRIBE_CLUSTER, apis.metadata()::describeCluster);
-    handlers.put(ApiKeys.INIT_PRODUCER_ID, apis.producerIds()::handle);
+    serve(ApiKeys.METADATA, apis.metadata()::handle);
+    serve(ApiKeys.PRODUCE, apis.produce()::handle);
+    serve(ApiKeys.FETCH, apis.fetch()::handle);
+    serve(ApiKeys.LIST_OFFSETS, apis.offsets()::listOffsets);
+    serve(ApiKeys.OFFSET_FOR_LEADER_EPOCH, apis.offsets()::offsetForLeaderEpoch);
+    serve(ApiKeys.DELETE_RECORDS, apis.offsets()::deleteRecords);
+    serve(ApiKeys.CREATE_TOPICS, apis.topics()::create);
+    serve(ApiKeys.CREATE_PARTITIONS, apis.topics()::createPartitions);
+    serve(ApiKeys.DELETE_TOPICS, apis.topics()::delete);
+    serve(ApiKeys.DESCRIBE_CONFIGS, apis.configs()::describe);
+    serve(ApiKeys.ALTER_CONFIGS, apis.configs()::alter);
+    serve(ApiKeys.INCREMENTAL_ALTER_CONFIGS, apis.configs()::incrementalAlter);
+    serve(ApiKeys.DESCRIBE_CLUSTER, apis.metadata()::describeCluster);
+    serve(ApiKeys.INIT_PRODUCER_ID, apis.producerIds()::handle);
+    serve(ApiKeys.FIND_COORDINATOR, apis.groups()::findCoordinator);
+    handlers.put(ApiKeys.JOIN_GROUP, apis.groups()::joinGroup);
+    serve(ApiKeys.SYNC_GROUP, apis.groups()::syncGroup);
+    serve(ApiKeys.HEARTBEAT, apis.groups()::heartbeat);
+    serve(ApiKeys.LEAVE_GROUP, apis.groups()::leaveGroup);
+    serve(ApiKeys.OFFSET_COMMIT, apis.groups()::offsetCommit);
+    serve(ApiKeys.OFFSET_FETCH, apis.groups()::offsetFetch);
+    serve(ApiKeys.LIST_GROUPS, apis.groups()::listGroups);
+    serve(ApiKeys.DESCRIBE_GROUPS, apis.groups()::describeGroups);
+    serve(ApiKeys.DELETE_GROUPS, apis.groups()::deleteGroups);
+    serve(ApiKeys.OFFSET_DELETE, apis.groups()::offsetDelete);
+  }
+
+  private void serve(ApiKeys api, ApiHandler handler) {
+    handlers.put(api, (header, request, clientHost) -> handler.handle(header, request));
   }
 
   @Override
-  public Future<Optional<Send>> process(ByteBuffer frame, String connectionId) {
+  public Future<Optional<Send>> process(ByteBuffer frame, String clientHost) {
     if (frame.remaining() < HEADER_PEEK_BYTES) {
       return Future.failedFuture(
           "a " + frame.remaining() + "-byte frame cannot hold a request header");
@@ -94,7 +116,11 @@ public final class RequestDispatcher implements RequestProcessor {
     }
     CompletableFuture<AbstractResponse> response;
     try {
-      response = handlers.get(api).handle(header, request).thenApply(r -> (AbstractResponse) r);
+      response =
+          handlers
+              .get(api)
+              .handle(header, request, clientHost)
+              .thenApply(r -> (AbstractResponse) r);
     } catch (RuntimeException e) {
       response = CompletableFuture.failedFuture(e);
     }

@@ -37,6 +37,17 @@ final class SupportedApis {
     RANGES.put(ApiKeys.ALTER_CONFIGS, new short[] {0, 2});
     RANGES.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, new short[] {0, 1});
     RANGES.put(ApiKeys.DESCRIBE_CLUSTER, new short[] {0, 1});
+    RANGES.put(ApiKeys.FIND_COORDINATOR, new short[] {0, 4});
+    RANGES.put(ApiKeys.JOIN_GROUP, new short[] {0, 9});
+    RANGES.put(ApiKeys.SYNC_GROUP, new short[] {0, 5});
+    RANGES.put(ApiKeys.HEARTBEAT, new short[] {0, 4});
+    RANGES.put(ApiKeys.LEAVE_GROUP, new short[] {0, 5});
+    RANGES.put(ApiKeys.OFFSET_COMMIT, new short[] {2, 9});
+    RANGES.put(ApiKeys.OFFSET_FETCH, new short[] {1, 9});
+    RANGES.put(ApiKeys.LIST_GROUPS, new short[] {0, 5});
+    RANGES.put(ApiKeys.DESCRIBE_GROUPS, new short[] {0, 5});
+    RANGES.put(ApiKeys.DELETE_GROUPS, new short[] {0, 2});
+    RANGES.put(ApiKeys.OFFSET_DELETE, new short[] {0, 0});
   }
 
   private SupportedApis() {}

@@ -94,6 +94,16 @@ public final class TopicAdminHandler {
             });
   }
 
+  /**
+   * Creates an internal topic such as {@code __consumer_offsets}, which clients may not create;
+   * fails with TOPIC_ALREADY_EXISTS when another broker was first.
+   */
+  CompletableFuture<TopicMetadata> createInternalTopic(
+      String name, int partitions, short replicationFactor, Map<String, String> configs) {
+    return CompletableFuture.supplyAsync(
+        () -> metadata.createTopic(name, partitions, replicationFactor, configs), metadataExecutor);
+  }
+
   /** Validates and creates a topic; -1 partitions or replication factor mean the broker default. */
   CompletableFuture<TopicMetadata> createTopic(
       String name,
@@ -107,6 +117,9 @@ public final class TopicAdminHandler {
         replicationFactor == -1 ? brokerConfig.defaultReplicationFactor() : replicationFactor;
     try {
       Topic.validate(name);
+      if (Topic.isInternal(name)) {
+        throw new InvalidRequestException("Creation of internal topic " + name + " is prohibited.");
+      }
       if (manualAssignment) {
         throw new InvalidRequestException("Manual replica assignment is not supported yet");
       }

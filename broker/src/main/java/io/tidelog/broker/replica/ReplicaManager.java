@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -66,6 +67,7 @@ public final class ReplicaManager implements AutoCloseable {
       Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-replica-timer"));
   private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
   private final Map<TopicPartition, List<Runnable>> appendWaiters = new HashMap<>();
+  private final List<LeadershipListener> leadershipListeners = new CopyOnWriteArrayList<>();
   private ReplicaFetchers fetchers;
   private ClusterImage applied = ClusterImage.EMPTY;
 
@@ -106,6 +108,30 @@ public final class ReplicaManager implements AutoCloseable {
     metadata.addListener(image -> applyImage(image, false));
     timer.scheduleWithFixedDelay(
         this::checkIsrs, replicaLagTimeMaxMs / 2, replicaLagTimeMaxMs / 2, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Told, on the partition's shard, whenever this broker starts leading a partition ({@code
+   * leader}, with its epoch) or stops, as Kafka's group coordinator is told of elections and
+   * resignations of {@code __consumer_offsets} partitions.
+   */
+  @FunctionalInterface
+  public interface LeadershipListener {
+    void onLeadershipChange(TopicPartition tp, boolean leader, int leaderEpoch);
+  }
+
+  public void addLeadershipListener(LeadershipListener listener) {
+    leadershipListeners.add(listener);
+  }
+
+  private void notifyLeadership(TopicPartition tp, boolean leader, int leaderEpoch) {
+    for (LeadershipListener listener : leadershipListeners) {
+      try {
+        listener.onLeadershipChange(tp, leader, leaderEpoch);
+      } catch (RuntimeException e) {
+        LOG.error("{}: a leadership listener failed", tp, e);
+      }
+    }
   }
 
   public int localId() {
@@ -183,8 +209,10 @@ public final class ReplicaManager implements AutoCloseable {
         case BECAME_LEADER -> {
           fetchers.unfollow(tp);
           wakeWaiters(tp);
+          notifyLeadership(tp, true, state.leaderEpoch());
         }
         case BECAME_FOLLOWER -> {
+          notifyLeadership(tp, false, state.leaderEpoch());
           fetchers.unfollow(tp);
           if (state.leader() != PartitionState.NO_LEADER) {
             fetchers.follow(tp, state.leader());
@@ -207,6 +235,7 @@ public final class ReplicaManager implements AutoCloseable {
                 Partition removed = partitions.remove(tp);
                 if (removed != null) {
                   removed.resign();
+                  notifyLeadership(tp, false, RecordBatch.NO_PARTITION_LEADER_EPOCH);
                 }
                 try {
                   logManager.deleteLog(tp);
@@ -229,7 +258,14 @@ public final class ReplicaManager implements AutoCloseable {
 
   /** This broker lost its registration: every leader here stops leading until told again. */
   public void resignAll() {
-    partitions.forEach((tp, partition) -> shard(tp).execute(partition::resign));
+    partitions.forEach(
+        (tp, partition) ->
+            shard(tp)
+                .execute(
+                    () -> {
+                      partition.resign();
+                      notifyLeadership(tp, false, RecordBatch.NO_PARTITION_LEADER_EPOCH);
+                    }));
   }
 
   /** Applies the whole current metadata, as after registering (again). */
@@ -272,6 +308,24 @@ public final class ReplicaManager implements AutoCloseable {
               p.log.logStartOffset(),
               p.log.logEndOffset());
         });
+  }
+
+  /**
+   * The leader's read of its own log, up to the log end rather than the high watermark, from {@code
+   * offset} or the log start if that is later: how a coordinator loads the state it keeps in a
+   * partition it now leads, as Kafka's loader reads with {@code FetchIsolation.LOG_END}.
+   */
+  public CompletableFuture<PartitionRead> readAsLeader(
+      TopicPartition tp, long offset, int maxBytes) {
+    return onLeader(
+        tp,
+        p ->
+            new PartitionRead(
+                p.log.read(Math.max(offset, p.log.logStartOffset()), maxBytes, Long.MAX_VALUE),
+                null,
+                p.highWatermark(),
+                p.log.logStartOffset(),
+                p.log.logEndOffset()));
   }
 
   /** A follower's fetch: records its progress, and reads up to the log end. */

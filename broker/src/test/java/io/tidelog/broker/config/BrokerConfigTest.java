@@ -109,7 +109,9 @@ class BrokerConfigTest {
     assertThat(config.maxMessageBytes()).isEqualTo(1048588);
     assertThrows(
         ConfigException.class,
-        () -> TopicConfigs.validate(brokerDefaults, Map.of("cleanup.policy", "compact")));
+        () -> TopicConfigs.validate(brokerDefaults, Map.of("cleanup.policy", "compress")));
+    assertThat(TopicConfigs.logConfig(brokerDefaults, Map.of("cleanup.policy", "compact,delete")))
+        .matches(c -> c.compactEnabled() && c.deleteEnabled());
     assertThrows(
         ConfigException.class,
         () -> TopicConfigs.validate(brokerDefaults, Map.of("retention.mss", "1")));

@@ -22,7 +22,7 @@ class ClassicGroupTest {
   /** group.initial.rebalance.delay.ms: members joining an empty group within it join together */
   private static final int INITIAL_DELAY_MS = 100;
 
-  private final ClassicGroup group = new ClassicGroup("g", INITIAL_DELAY_MS);
+  private final ClassicGroup group = new ClassicGroup("g", INITIAL_DELAY_MS, 0);
 
   private static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
@@ -32,7 +32,15 @@ class ClassicGroupTest {
     List<Protocol> supported =
         java.util.Arrays.stream(protocols).map(p -> new Protocol(p, bytes("meta-" + p))).toList();
     return new JoinRequest(
-        memberId, instanceId, "client", "consumer", supported, SESSION_MS, REBALANCE_MS, true);
+        memberId,
+        instanceId,
+        "client",
+        "/127.0.0.1",
+        "consumer",
+        supported,
+        SESSION_MS,
+        REBALANCE_MS,
+        true);
   }
 
   /** The result of a future that must be complete by now: the group answers without waiting. */
@@ -56,8 +64,17 @@ class ClassicGroupTest {
     group.tick(INITIAL_DELAY_MS);
     String aId = done(a).memberId();
     String bId = done(b).memberId();
-    CompletableFuture<SyncResult> bSync = group.sync(bId, null, 1, Map.of(), INITIAL_DELAY_MS);
-    done(group.sync(aId, null, 1, Map.of(aId, bytes("a1"), bId, bytes("b1")), INITIAL_DELAY_MS));
+    CompletableFuture<SyncResult> bSync =
+        group.sync(bId, null, 1, null, null, Map.of(), INITIAL_DELAY_MS);
+    done(
+        group.sync(
+            aId,
+            null,
+            1,
+            null,
+            null,
+            Map.of(aId, bytes("a1"), bId, bytes("b1")),
+            INITIAL_DELAY_MS));
     assertThat(done(bSync).assignment()).isEqualTo(bytes("b1"));
     return new String[] {aId, bId};
   }
@@ -83,7 +100,7 @@ class ClassicGroupTest {
     assertThat(group.state()).isEqualTo(State.COMPLETING_REBALANCE);
 
     CompletableFuture<SyncResult> followerSync =
-        group.sync(joinedB.memberId(), null, 1, Map.of(), 1);
+        group.sync(joinedB.memberId(), null, 1, null, null, Map.of(), 1);
     assertThat(followerSync).isNotDone();
     SyncResult leaderSync =
         done(
@@ -91,6 +108,8 @@ class ClassicGroupTest {
                 joinedA.memberId(),
                 null,
                 1,
+                null,
+                null,
                 Map.of(joinedA.memberId(), bytes("p0"), joinedB.memberId(), bytes("p1")),
                 1));
 
@@ -173,7 +192,15 @@ class ClassicGroupTest {
     CompletableFuture<JoinResult> joining = group.join(request("", "instance-1", "range"), 0);
     group.tick(INITIAL_DELAY_MS);
     JoinResult first = done(joining);
-    done(group.sync(first.memberId(), "instance-1", 1, Map.of(first.memberId(), bytes("p0")), 0));
+    done(
+        group.sync(
+            first.memberId(),
+            "instance-1",
+            1,
+            null,
+            null,
+            Map.of(first.memberId(), bytes("p0")),
+            0));
 
     // Restarted, it joins without a member id
     JoinResult again = done(group.join(request("", "instance-1", "range"), 5));
@@ -182,7 +209,9 @@ class ClassicGroupTest {
     assertThat(again.memberId()).isNotEqualTo(first.memberId());
     assertThat(again.generation()).isEqualTo(1);
     assertThat(group.state()).isEqualTo(State.STABLE);
-    assertThat(done(group.sync(again.memberId(), "instance-1", 1, Map.of(), 6)).assignment())
+    assertThat(
+            done(group.sync(again.memberId(), "instance-1", 1, null, null, Map.of(), 6))
+                .assignment())
         .isEqualTo(bytes("p0"));
     assertThat(group.heartbeat(first.memberId(), "instance-1", 1, 6))
         .isEqualTo(Errors.UNKNOWN_MEMBER_ID);
@@ -190,13 +219,14 @@ class ClassicGroupTest {
 
   @Test
   void anEmptyGroupWaitsTheInitialRebalanceDelayForMoreMembers() {
-    ClassicGroup delayed = new ClassicGroup("d", 3000);
+    ClassicGroup delayed = new ClassicGroup("d", 3000, 0);
     CompletableFuture<JoinResult> a =
         delayed.join(
             new JoinRequest(
                 "",
                 null,
                 "client",
+                "/127.0.0.1",
                 "consumer",
                 List.of(new Protocol("range", bytes("m"))),
                 SESSION_MS,

@@ -1,0 +1,170 @@
+package io.tidelog.broker.group;
+
+import io.tidelog.broker.group.ClassicGroup.Snapshot;
+import io.tidelog.broker.group.ClassicGroup.State;
+import io.tidelog.broker.group.GroupRecords.Entry;
+import io.tidelog.broker.group.GroupRecords.GroupEntry;
+import io.tidelog.broker.group.GroupRecords.OffsetEntry;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The groups and committed offsets kept in one partition of {@code __consumer_offsets}, on the
+ * broker that leads it: first replayed from the partition's records while it loads, then served.
+ *
+ * <p>Not thread-safe: the loader builds it, then hands it to the coordinator's thread, which alone
+ * uses it from then on.
+ */
+final class CoordinatorPartition {
+  final TopicPartition tp;
+  final int leaderEpoch;
+  private final long initialRebalanceDelayMs;
+  private final Map<String, ClassicGroup> groups = new LinkedHashMap<>();
+  private final Map<String, Map<TopicPartition, CommittedOffset>> offsets = new HashMap<>();
+
+  /** The stored form of each group, as last written or loaded, to write only what changed. */
+  private final Map<String, Snapshot> stored = new HashMap<>();
+
+  private boolean loaded;
+
+  CoordinatorPartition(TopicPartition tp, int leaderEpoch, long initialRebalanceDelayMs) {
+    this.tp = tp;
+    this.leaderEpoch = leaderEpoch;
+    this.initialRebalanceDelayMs = initialRebalanceDelayMs;
+  }
+
+  boolean isLoaded() {
+    return loaded;
+  }
+
+  /** Replays one record of the partition, in log order; the last record of a key wins. */
+  void replay(Entry entry) {
+    if (entry instanceof OffsetEntry o) {
+      if (o.offset() != null) {
+        offsets.computeIfAbsent(o.groupId(), g -> new HashMap<>()).put(o.tp(), o.offset());
+        return;
+      }
+      Map<TopicPartition, CommittedOffset> group = offsets.get(o.groupId());
+      if (group != null) {
+        group.remove(o.tp());
+        if (group.isEmpty()) {
+          offsets.remove(o.groupId());
+        }
+      }
+    } else if (entry instanceof GroupEntry g) {
+      if (g.group() == null) {
+        stored.remove(g.groupId());
+      } else {
+        stored.put(g.groupId(), g.group());
+      }
+    }
+  }
+
+  /**
+   * Ends loading: every stored group comes back (its members get a session from {@code nowMs} to
+   * find this coordinator), and a group that only has offsets comes back empty.
+   */
+  void completeLoad(long nowMs) {
+    stored.forEach(
+        (groupId, snapshot) ->
+            groups.put(
+                groupId, ClassicGroup.restore(groupId, initialRebalanceDelayMs, snapshot, nowMs)));
+    for (String groupId : offsets.keySet()) {
+      groups.computeIfAbsent(groupId, g -> new ClassicGroup(g, initialRebalanceDelayMs, -1));
+    }
+    loaded = true;
+  }
+
+  int groupCount() {
+    return groups.size();
+  }
+
+  int offsetCount() {
+    return offsets.values().stream().mapToInt(Map::size).sum();
+  }
+
+  ClassicGroup group(String groupId) {
+    return groups.get(groupId);
+  }
+
+  ClassicGroup getOrCreateGroup(String groupId, long nowMs) {
+    return groups.computeIfAbsent(
+        groupId, g -> new ClassicGroup(g, initialRebalanceDelayMs, nowMs));
+  }
+
+  Iterable<ClassicGroup> groups() {
+    return groups.values();
+  }
+
+  void removeGroup(String groupId) {
+    groups.remove(groupId);
+    offsets.remove(groupId);
+    stored.remove(groupId);
+  }
+
+  Map<TopicPartition, CommittedOffset> offsets(String groupId) {
+    return offsets.getOrDefault(groupId, Map.of());
+  }
+
+  /**
+   * The group's state to write, when its membership settled (stable or empty) into something other
+   * than what was last written; null when there is nothing to write.
+   */
+  Snapshot changedSnapshot(ClassicGroup group) {
+    if (group.state() != State.STABLE && group.state() != State.EMPTY) {
+      return null;
+    }
+    Snapshot now = group.snapshot();
+    Snapshot before = stored.get(group.groupId());
+    boolean same =
+        before != null
+            ? before.generation() == now.generation() && memberIds(before).equals(memberIds(now))
+            : now.state() == State.EMPTY && now.generation() == 0;
+    return same ? null : now;
+  }
+
+  private static List<String> memberIds(Snapshot snapshot) {
+    return snapshot.members().stream().map(ClassicGroup.MemberSnapshot::memberId).toList();
+  }
+
+  /**
+   * Offsets past {@code offsets.retention.minutes}: only of empty groups, counted from when the
+   * group became empty or from the commit, whichever is later, as Kafka does since 2.1.
+   */
+  List<OffsetEntry> expiredOffsets(long nowMs, long retentionMs) {
+    List<OffsetEntry> expired = new ArrayList<>();
+    offsets.forEach(
+        (groupId, committed) -> {
+          ClassicGroup group = groups.get(groupId);
+          if (group != null && group.state() != State.EMPTY) {
+            return;
+          }
+          long emptySinceMs = group == null ? -1 : group.snapshot().stateTimestampMs();
+          committed.forEach(
+              (tp, offset) -> {
+                if (nowMs - Math.max(offset.commitTimestampMs(), emptySinceMs) >= retentionMs) {
+                  expired.add(new OffsetEntry(groupId, tp, null));
+                }
+              });
+        });
+    return expired;
+  }
+
+  /** Empty groups without offsets, which Kafka deletes along with expired offsets. */
+  List<String> deadGroups() {
+    return groups.values().stream()
+        .filter(g -> g.state() == State.EMPTY && g.size() == 0)
+        .map(ClassicGroup::groupId)
+        .filter(id -> !offsets.containsKey(id))
+        .toList();
+  }
+
+  /** Records the group state that was written. */
+  void stored(String groupId, Snapshot snapshot) {
+    stored.put(groupId, snapshot);
+  }
+}

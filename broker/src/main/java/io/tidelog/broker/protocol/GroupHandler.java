@@ -1,0 +1,581 @@
+package io.tidelog.broker.protocol;
+
+import io.tidelog.broker.cluster.BrokerInfo;
+import io.tidelog.broker.cluster.ClusterImage;
+import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.PartitionState;
+import io.tidelog.broker.cluster.TopicMetadata;
+import io.tidelog.broker.group.ClassicGroup;
+import io.tidelog.broker.group.ClassicGroup.JoinRequest;
+import io.tidelog.broker.group.ClassicGroup.Protocol;
+import io.tidelog.broker.group.ClassicGroup.Snapshot;
+import io.tidelog.broker.group.CommittedOffset;
+import io.tidelog.broker.group.GroupConfig;
+import io.tidelog.broker.group.GroupCoordinator;
+import io.tidelog.broker.group.GroupCoordinator.Leaving;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
+import org.apache.kafka.common.errors.InvalidGroupIdException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResult;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
+import org.apache.kafka.common.message.DescribeGroupsResponseData.DescribedGroup;
+import org.apache.kafka.common.message.DescribeGroupsResponseData.DescribedGroupMember;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData.Coordinator;
+import org.apache.kafka.common.message.HeartbeatResponseData;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.JoinGroupResponseData.JoinGroupResponseMember;
+import org.apache.kafka.common.message.LeaveGroupResponseData.MemberResponse;
+import org.apache.kafka.common.message.ListGroupsRequestData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.ListGroupsResponseData.ListedGroup;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetCommitResponseData.OffsetCommitResponsePartition;
+import org.apache.kafka.common.message.OffsetCommitResponseData.OffsetCommitResponseTopic;
+import org.apache.kafka.common.message.OffsetDeleteRequestData;
+import org.apache.kafka.common.message.OffsetDeleteResponseData;
+import org.apache.kafka.common.message.OffsetDeleteResponseData.OffsetDeleteResponsePartition;
+import org.apache.kafka.common.message.OffsetDeleteResponseData.OffsetDeleteResponseTopic;
+import org.apache.kafka.common.message.OffsetFetchRequestData.OffsetFetchRequestGroup;
+import org.apache.kafka.common.message.OffsetFetchResponseData.OffsetFetchResponseGroup;
+import org.apache.kafka.common.message.OffsetFetchResponseData.OffsetFetchResponsePartitions;
+import org.apache.kafka.common.message.OffsetFetchResponseData.OffsetFetchResponseTopics;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.DeleteGroupsResponse;
+import org.apache.kafka.common.requests.DescribeGroupsRequest;
+import org.apache.kafka.common.requests.DescribeGroupsResponse;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
+import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.HeartbeatResponse;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.JoinGroupResponse;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupResponse;
+import org.apache.kafka.common.requests.ListGroupsRequest;
+import org.apache.kafka.common.requests.ListGroupsResponse;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetCommitResponse;
+import org.apache.kafka.common.requests.OffsetDeleteRequest;
+import org.apache.kafka.common.requests.OffsetDeleteResponse;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+import org.apache.kafka.common.requests.SyncGroupResponse;
+
+/**
+ * The classic group protocol: FindCoordinator, which creates {@code __consumer_offsets} on first
+ * use, and JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
+ * DescribeGroups, DeleteGroups and OffsetDelete, served by the {@link GroupCoordinator}. Runs on
+ * event loops; the coordinator answers with futures.
+ */
+public final class GroupHandler {
+  private static final byte GROUP_KEY_TYPE = 0;
+
+  private final GroupConfig config;
+  private final MetadataStore metadata;
+  private final TopicAdminHandler topicAdmin;
+  private final GroupCoordinator coordinator;
+
+  public GroupHandler(
+      GroupConfig config,
+      MetadataStore metadata,
+      TopicAdminHandler topicAdmin,
+      GroupCoordinator coordinator) {
+    this.config = config;
+    this.metadata = metadata;
+    this.topicAdmin = topicAdmin;
+    this.coordinator = coordinator;
+  }
+
+  CompletableFuture<FindCoordinatorResponse> findCoordinator(
+      RequestHeader header, AbstractRequest request) {
+    FindCoordinatorRequestData data = ((FindCoordinatorRequest) request).data();
+    boolean batched = header.apiVersion() >= FindCoordinatorRequest.MIN_BATCHED_VERSION;
+    List<String> keys = batched ? data.coordinatorKeys() : List.of(data.key());
+    List<CompletableFuture<Coordinator>> found = new ArrayList<>();
+    for (String key : keys) {
+      found.add(
+          locate(key, data.keyType())
+              .exceptionally(
+                  e ->
+                      new Coordinator()
+                          .setKey(key)
+                          .setNodeId(-1)
+                          .setHost("")
+                          .setPort(-1)
+                          .setErrorCode(ErrorMapping.errorOf(e, header).code())
+                          .setErrorMessage(ErrorMapping.messageOf(e))));
+    }
+    return CompletableFuture.allOf(found.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v -> {
+              FindCoordinatorResponseData response = new FindCoordinatorResponseData();
+              if (batched) {
+                found.forEach(f -> response.coordinators().add(f.join()));
+              } else {
+                Coordinator c = found.get(0).join();
+                response
+                    .setErrorCode(c.errorCode())
+                    .setErrorMessage(c.errorMessage())
+                    .setNodeId(c.nodeId())
+                    .setHost(c.host())
+                    .setPort(c.port());
+              }
+              return new FindCoordinatorResponse(response);
+            });
+  }
+
+  /** The leader of the group's partition of {@code __consumer_offsets}, creating the topic. */
+  private CompletableFuture<Coordinator> locate(String groupId, byte keyType) {
+    if (keyType != GROUP_KEY_TYPE) {
+      return CompletableFuture.failedFuture(
+          new InvalidRequestException(
+              "Only group coordinators are served, not key type " + keyType));
+    }
+    if (groupId == null || groupId.isEmpty()) {
+      return CompletableFuture.failedFuture(new InvalidGroupIdException("The group id is empty"));
+    }
+    TopicMetadata topic = metadata.topic(GroupCoordinator.OFFSETS_TOPIC).orElse(null);
+    if (topic == null) {
+      return createOffsetsTopic()
+          .thenApply(
+              created -> {
+                throw new CoordinatorNotAvailableException(
+                    GroupCoordinator.OFFSETS_TOPIC + " is being created");
+              });
+    }
+    ClusterImage image = metadata.image();
+    int partition = GroupCoordinator.partitionFor(groupId, topic.partitions());
+    PartitionState state =
+        image.partition(new TopicPartition(GroupCoordinator.OFFSETS_TOPIC, partition)).orElse(null);
+    BrokerInfo leader = state == null ? null : image.brokers().get(state.leader());
+    if (leader == null) {
+      return CompletableFuture.failedFuture(
+          new CoordinatorNotAvailableException(
+              GroupCoordinator.OFFSETS_TOPIC + "-" + partition + " has no leader"));
+    }
+    return CompletableFuture.completedFuture(
+        new Coordinator()
+            .setKey(groupId)
+            .setNodeId(leader.id())
+            .setHost(leader.host())
+            .setPort(leader.port())
+            .setErrorCode(Errors.NONE.code()));
+  }
+
+  /**
+   * Creates {@code __consumer_offsets}: compacted, {@code offsets.topic.num.partitions} partitions,
+   * replicated on as many brokers as {@code offsets.topic.replication.factor} asks and are live.
+   */
+  private CompletableFuture<TopicMetadata> createOffsetsTopic() {
+    int live = metadata.image().activeBrokers().size();
+    short replication = (short) Math.max(1, Math.min(config.offsetsTopicReplicationFactor(), live));
+    Map<String, String> configs =
+        Map.of(
+            TopicConfig.CLEANUP_POLICY_CONFIG,
+            TopicConfig.CLEANUP_POLICY_COMPACT,
+            TopicConfig.SEGMENT_BYTES_CONFIG,
+            String.valueOf(config.offsetsTopicSegmentBytes()));
+    return topicAdmin
+        .createInternalTopic(
+            GroupCoordinator.OFFSETS_TOPIC, config.offsetsTopicPartitions(), replication, configs)
+        .exceptionally(e -> null); // another broker created it first: fine either way
+  }
+
+  CompletableFuture<JoinGroupResponse> joinGroup(
+      RequestHeader header, AbstractRequest request, String clientHost) {
+    JoinGroupRequestData data = ((JoinGroupRequest) request).data();
+    short version = header.apiVersion();
+    if (data.groupId().isEmpty()) {
+      return CompletableFuture.completedFuture(
+          joinError(Errors.INVALID_GROUP_ID, data.memberId(), version));
+    }
+    List<Protocol> protocols = new ArrayList<>();
+    data.protocols().forEach(p -> protocols.add(new Protocol(p.name(), p.metadata())));
+    JoinRequest join =
+        new JoinRequest(
+            data.memberId(),
+            data.groupInstanceId(),
+            header.clientId(),
+            "/" + clientHost,
+            data.protocolType(),
+            protocols,
+            data.sessionTimeoutMs(),
+            version == 0 ? data.sessionTimeoutMs() : data.rebalanceTimeoutMs(),
+            version >= 4);
+    return coordinator
+        .join(data.groupId(), join)
+        .thenApply(
+            r -> {
+              JoinGroupResponseData response =
+                  new JoinGroupResponseData()
+                      .setErrorCode(r.error().code())
+                      .setGenerationId(r.generation())
+                      .setProtocolType(r.protocolType())
+                      .setProtocolName(
+                          r.protocolName() == null && version < 7 ? "" : r.protocolName())
+                      .setLeader(r.leaderId())
+                      .setMemberId(r.memberId());
+              r.members()
+                  .forEach(
+                      m ->
+                          response
+                              .members()
+                              .add(
+                                  new JoinGroupResponseMember()
+                                      .setMemberId(m.memberId())
+                                      .setGroupInstanceId(m.groupInstanceId())
+                                      .setMetadata(m.metadata())));
+              return new JoinGroupResponse(response, version);
+            });
+  }
+
+  private static JoinGroupResponse joinError(Errors error, String memberId, short version) {
+    return new JoinGroupResponse(
+        new JoinGroupResponseData()
+            .setErrorCode(error.code())
+            .setGenerationId(-1)
+            .setProtocolName(version < 7 ? "" : null)
+            .setMemberId(memberId),
+        version);
+  }
+
+  CompletableFuture<SyncGroupResponse> syncGroup(RequestHeader header, AbstractRequest request) {
+    SyncGroupRequestData data = ((SyncGroupRequest) request).data();
+    Map<String, byte[]> assignments = new HashMap<>();
+    data.assignments().forEach(a -> assignments.put(a.memberId(), a.assignment()));
+    return coordinator
+        .sync(
+            data.groupId(),
+            data.memberId(),
+            data.groupInstanceId(),
+            data.generationId(),
+            data.protocolType(),
+            data.protocolName(),
+            assignments)
+        .thenApply(
+            r ->
+                new SyncGroupResponse(
+                    new SyncGroupResponseData()
+                        .setErrorCode(r.error().code())
+                        .setProtocolType(r.protocolType())
+                        .setProtocolName(r.protocolName())
+                        .setAssignment(r.assignment())));
+  }
+
+  CompletableFuture<HeartbeatResponse> heartbeat(RequestHeader header, AbstractRequest request) {
+    var data = ((HeartbeatRequest) request).data();
+    return coordinator
+        .heartbeat(data.groupId(), data.memberId(), data.groupInstanceId(), data.generationId())
+        .thenApply(
+            error -> new HeartbeatResponse(new HeartbeatResponseData().setErrorCode(error.code())));
+  }
+
+  CompletableFuture<LeaveGroupResponse> leaveGroup(RequestHeader header, AbstractRequest request) {
+    LeaveGroupRequest leave = (LeaveGroupRequest) request;
+    List<Leaving> leaving =
+        leave.members().stream().map(m -> new Leaving(m.memberId(), m.groupInstanceId())).toList();
+    return coordinator
+        .leave(leave.data().groupId(), leaving)
+        .thenApply(
+            errors -> {
+              List<MemberResponse> members = new ArrayList<>();
+              for (int i = 0; i < leaving.size(); i++) {
+                members.add(
+                    new MemberResponse()
+                        .setMemberId(leaving.get(i).memberId())
+                        .setGroupInstanceId(leaving.get(i).groupInstanceId())
+                        .setErrorCode(errors.get(i).code()));
+              }
+              return new LeaveGroupResponse(members, Errors.NONE, 0, header.apiVersion());
+            });
+  }
+
+  CompletableFuture<OffsetCommitResponse> offsetCommit(
+      RequestHeader header, AbstractRequest request) {
+    OffsetCommitRequestData data = ((OffsetCommitRequest) request).data();
+    ClusterImage image = metadata.image();
+    Map<TopicPartition, CommittedOffset> offsets = new LinkedHashMap<>();
+    Map<TopicPartition, Errors> unknown = new LinkedHashMap<>();
+    for (var topic : data.topics()) {
+      TopicMetadata known = image.topics().get(topic.name());
+      for (var p : topic.partitions()) {
+        TopicPartition tp = new TopicPartition(topic.name(), p.partitionIndex());
+        if (known == null || p.partitionIndex() < 0 || p.partitionIndex() >= known.partitions()) {
+          unknown.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        } else {
+          offsets.put(
+              tp,
+              new CommittedOffset(
+                  p.committedOffset(), p.committedLeaderEpoch(), p.committedMetadata(), -1));
+        }
+      }
+    }
+    CompletableFuture<Map<TopicPartition, Errors>> committed =
+        offsets.isEmpty()
+            ? CompletableFuture.completedFuture(Map.of())
+            : coordinator.commitOffsets(
+                data.groupId(),
+                data.memberId(),
+                data.groupInstanceId(),
+                data.generationIdOrMemberEpoch(),
+                offsets);
+    return committed.thenApply(
+        results -> {
+          Map<TopicPartition, Errors> all = new LinkedHashMap<>(unknown);
+          all.putAll(results);
+          return new OffsetCommitResponse(commitResponse(data, all));
+        });
+  }
+
+  private static OffsetCommitResponseData commitResponse(
+      OffsetCommitRequestData request, Map<TopicPartition, Errors> errors) {
+    OffsetCommitResponseData response = new OffsetCommitResponseData();
+    for (var topic : request.topics()) {
+      OffsetCommitResponseTopic t = new OffsetCommitResponseTopic().setName(topic.name());
+      for (var p : topic.partitions()) {
+        Errors error = errors.get(new TopicPartition(topic.name(), p.partitionIndex()));
+        t.partitions()
+            .add(
+                new OffsetCommitResponsePartition()
+                    .setPartitionIndex(p.partitionIndex())
+                    .setErrorCode(error.code()));
+      }
+      response.topics().add(t);
+    }
+    return response;
+  }
+
+  CompletableFuture<OffsetFetchResponse> offsetFetch(
+      RequestHeader header, AbstractRequest request) {
+    OffsetFetchRequest fetch = (OffsetFetchRequest) request;
+    List<CompletableFuture<OffsetFetchResponseGroup>> groups = new ArrayList<>();
+    for (OffsetFetchRequestGroup group : fetch.groups()) {
+      List<TopicPartition> partitions = null;
+      if (group.topics() != null) {
+        partitions = new ArrayList<>();
+        for (var topic : group.topics()) {
+          for (int p : topic.partitionIndexes()) {
+            partitions.add(new TopicPartition(topic.name(), p));
+          }
+        }
+      }
+      groups.add(
+          coordinator
+              .fetchOffsets(group.groupId(), partitions)
+              .handle(
+                  (offsets, e) ->
+                      e != null
+                          ? new OffsetFetchResponseGroup()
+                              .setGroupId(group.groupId())
+                              .setErrorCode(ErrorMapping.errorOf(e, header).code())
+                          : fetchResponse(group.groupId(), offsets)));
+    }
+    return CompletableFuture.allOf(groups.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v ->
+                new OffsetFetchResponse.Builder(
+                        groups.stream().map(CompletableFuture::join).toList())
+                    .build(header.apiVersion()));
+  }
+
+  private static OffsetFetchResponseGroup fetchResponse(
+      String groupId, Map<TopicPartition, CommittedOffset> offsets) {
+    Map<String, OffsetFetchResponseTopics> topics = new LinkedHashMap<>();
+    offsets.forEach(
+        (tp, offset) ->
+            topics
+                .computeIfAbsent(tp.topic(), n -> new OffsetFetchResponseTopics().setName(n))
+                .partitions()
+                .add(
+                    new OffsetFetchResponsePartitions()
+                        .setPartitionIndex(tp.partition())
+                        .setCommittedOffset(offset == null ? -1 : offset.offset())
+                        .setCommittedLeaderEpoch(
+                            offset == null
+                                ? RecordBatch.NO_PARTITION_LEADER_EPOCH
+                                : offset.leaderEpoch())
+                        .setMetadata(offset == null ? "" : offset.metadata())
+                        .setErrorCode(Errors.NONE.code())));
+    return new OffsetFetchResponseGroup()
+        .setGroupId(groupId)
+        .setTopics(new ArrayList<>(topics.values()))
+        .setErrorCode(Errors.NONE.code());
+  }
+
+  CompletableFuture<ListGroupsResponse> listGroups(RequestHeader header, AbstractRequest request) {
+    ListGroupsRequestData data = ((ListGroupsRequest) request).data();
+    // Clients send "Classic", "Stable"...; Kafka matches both filters without regard to case
+    Set<String> states = lowerCase(data.statesFilter());
+    Set<String> types = lowerCase(data.typesFilter());
+    return coordinator
+        .listGroups()
+        .thenApply(
+            listed -> {
+              ListGroupsResponseData response =
+                  new ListGroupsResponseData().setErrorCode(Errors.NONE.code());
+              for (var g : listed) {
+                String state = stateName(g.state());
+                String type = "classic";
+                if ((states.isEmpty() || states.contains(state.toLowerCase(Locale.ROOT)))
+                    && (types.isEmpty() || types.contains(type))) {
+                  response
+                      .groups()
+                      .add(
+                          new ListedGroup()
+                              .setGroupId(g.groupId())
+                              .setProtocolType(g.protocolType() == null ? "" : g.protocolType())
+                              .setGroupState(state)
+                              .setGroupType(type));
+                }
+              }
+              return new ListGroupsResponse(response);
+            });
+  }
+
+  private static Set<String> lowerCase(List<String> names) {
+    return names.stream().map(n -> n.toLowerCase(Locale.ROOT)).collect(Collectors.toSet());
+  }
+
+  CompletableFuture<DescribeGroupsResponse> describeGroups(
+      RequestHeader header, AbstractRequest request) {
+    List<CompletableFuture<DescribedGroup>> described = new ArrayList<>();
+    for (String groupId : ((DescribeGroupsRequest) request).data().groups()) {
+      described.add(
+          coordinator
+              .describe(groupId)
+              .handle(
+                  (snapshot, e) ->
+                      e != null
+                          ? new DescribedGroup()
+                              .setGroupId(groupId)
+                              .setErrorCode(ErrorMapping.errorOf(e, header).code())
+                          : describedGroup(groupId, snapshot)));
+    }
+    return CompletableFuture.allOf(described.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v -> {
+              DescribeGroupsResponseData response = new DescribeGroupsResponseData();
+              described.forEach(d -> response.groups().add(d.join()));
+              return new DescribeGroupsResponse(response);
+            });
+  }
+
+  private static DescribedGroup describedGroup(String groupId, Snapshot group) {
+    DescribedGroup described =
+        new DescribedGroup().setGroupId(groupId).setErrorCode(Errors.NONE.code());
+    if (group == null) {
+      return described.setGroupState("Dead").setProtocolType("").setProtocolData("");
+    }
+    described
+        .setGroupState(stateName(group.state()))
+        .setProtocolType(group.protocolType() == null ? "" : group.protocolType())
+        .setProtocolData(group.protocolName() == null ? "" : group.protocolName());
+    boolean stable = group.state() == ClassicGroup.State.STABLE;
+    group
+        .members()
+        .forEach(
+            m ->
+                described
+                    .members()
+                    .add(
+                        new DescribedGroupMember()
+                            .setMemberId(m.memberId())
+                            .setGroupInstanceId(m.groupInstanceId())
+                            .setClientId(m.clientId())
+                            .setClientHost(m.clientHost())
+                            .setMemberMetadata(stable ? m.metadata() : new byte[0])
+                            .setMemberAssignment(stable ? m.assignment() : new byte[0])));
+    return described;
+  }
+
+  /** Kafka's names of the classic group states. */
+  private static String stateName(ClassicGroup.State state) {
+    return switch (state) {
+      case EMPTY -> "Empty";
+      case PREPARING_REBALANCE -> "PreparingRebalance";
+      case COMPLETING_REBALANCE -> "CompletingRebalance";
+      case STABLE -> "Stable";
+    };
+  }
+
+  CompletableFuture<DeleteGroupsResponse> deleteGroups(
+      RequestHeader header, AbstractRequest request) {
+    List<String> names = ((DeleteGroupsRequest) request).data().groupsNames();
+    List<CompletableFuture<DeletableGroupResult>> results = new ArrayList<>();
+    for (String groupId : names) {
+      results.add(
+          coordinator
+              .deleteGroup(groupId)
+              .handle(
+                  (error, e) ->
+                      new DeletableGroupResult()
+                          .setGroupId(groupId)
+                          .setErrorCode(
+                              (e != null ? ErrorMapping.errorOf(e, header) : error).code())));
+    }
+    return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+        .thenApply(
+            v -> {
+              DeleteGroupsResponseData response = new DeleteGroupsResponseData();
+              results.forEach(r -> response.results().add(r.join()));
+              return new DeleteGroupsResponse(response);
+            });
+  }
+
+  CompletableFuture<OffsetDeleteResponse> offsetDelete(
+      RequestHeader header, AbstractRequest request) {
+    OffsetDeleteRequestData data = ((OffsetDeleteRequest) request).data();
+    List<TopicPartition> partitions = new ArrayList<>();
+    data.topics()
+        .forEach(
+            t ->
+                t.partitions()
+                    .forEach(
+                        p -> partitions.add(new TopicPartition(t.name(), p.partitionIndex()))));
+    return coordinator
+        .deleteOffsets(data.groupId(), partitions)
+        .thenApply(
+            results -> {
+              OffsetDeleteResponseData response =
+                  new OffsetDeleteResponseData().setErrorCode(Errors.NONE.code());
+              results.forEach(
+                  (tp, error) -> {
+                    OffsetDeleteResponseTopic topic = response.topics().find(tp.topic());
+                    if (topic == null) {
+                      topic = new OffsetDeleteResponseTopic().setName(tp.topic());
+                      response.topics().add(topic);
+                    }
+                    topic
+                        .partitions()
+                        .add(
+                            new OffsetDeleteResponsePartition()
+                                .setPartitionIndex(tp.partition())
+                                .setErrorCode(error.code()));
+                  });
+              return new OffsetDeleteResponse(response);
+            });
+  }
+}
