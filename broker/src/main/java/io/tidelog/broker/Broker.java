@@ -10,6 +10,7 @@ import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.BrokerConfig.Listener;
 import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.group.GroupCoordinator;
+import io.tidelog.broker.log.LogCleaner;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.network.SocketServer;
@@ -73,6 +74,7 @@ public final class Broker implements AutoCloseable {
   private final ExecutorService metadataExecutor;
   private ReplicaFetchers fetchers;
   private GroupCoordinator groups;
+  private LogCleaner cleaner;
   private Controller controller;
   private BrokerRegistration registration;
   private SocketServer server;
@@ -214,6 +216,14 @@ public final class Broker implements AutoCloseable {
                 });
     await(http.listen(config.httpPort(), listener.host()));
     vertx.setPeriodic(RETENTION_CHECK_INTERVAL_MS, id -> replicas.runLogMaintenance());
+    if (config.logCleanerEnable()) {
+      cleaner =
+          new LogCleaner(
+              config.logCleanerDedupeBufferSize(),
+              config.logCleanerIoMaxBytesPerSecond(),
+              Time.SYSTEM);
+      vertx.setPeriodic(config.logCleanerBackoffMs(), id -> replicas.runLogCleaning(cleaner));
+    }
     vertx.setPeriodic(
         CHECKPOINT_INTERVAL_MS, id -> metadataExecutor.execute(logManager::checkpoint));
     LOG.info(
@@ -312,6 +322,9 @@ public final class Broker implements AutoCloseable {
     }
     if (groups != null) {
       groups.close();
+    }
+    if (cleaner != null) {
+      cleaner.close();
     }
     replicas.close();
     metadataExecutor.shutdown();

@@ -8,9 +8,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -51,7 +53,9 @@ class KafkaClientsIT {
 
   @BeforeAll
   static void start() throws Exception {
-    broker = TestBroker.start(logDir, Map.of("auto.create.topics.enable", "false"));
+    broker =
+        TestBroker.start(
+            logDir, Map.of("auto.create.topics.enable", "false", "log.cleaner.backoff.ms", "200"));
     admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap()));
   }
 
@@ -87,6 +91,21 @@ class KafkaClientsIT {
       consumer.seekToBeginning(List.of(tp));
       long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
       while (records.size() < expected && System.nanoTime() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      }
+    }
+    return records;
+  }
+
+  /** Every record from the log start to the end offset, stepping over compaction's gaps. */
+  private static List<ConsumerRecord<byte[], byte[]>> readToEnd(TopicPartition tp) {
+    List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      long end = consumer.endOffsets(List.of(tp)).get(tp);
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (consumer.position(tp) < end && System.nanoTime() < deadline) {
         consumer.poll(Duration.ofMillis(200)).forEach(records::add);
       }
     }
@@ -129,6 +148,86 @@ class KafkaClientsIT {
       }
       assertThat(record.headers().lastHeader("h").value()).containsExactly((byte) i);
     }
+  }
+
+  @Test
+  void aCompactedTopicKeepsTheLatestValueOfEachLiveKeyAtItsOffset() throws Exception {
+    // Given a compacted topic with small segments, cleaned as soon as anything is dirty
+    admin
+        .createTopics(
+            List.of(
+                new NewTopic("prices", 1, (short) 1)
+                    .configs(
+                        Map.of(
+                            "cleanup.policy", "compact",
+                            "segment.bytes", "1024",
+                            "segment.ms", "1000",
+                            "min.cleanable.dirty.ratio", "0.01",
+                            "delete.retention.ms", "0"))))
+        .all()
+        .get();
+    TopicPartition tp = new TopicPartition("prices", 0);
+    Map<String, String> latest = new TreeMap<>();
+    Map<String, Long> latestOffset = new HashMap<>();
+
+    // When 20 keys are written 10 times each and 5 of them are deleted
+    try (KafkaProducer<byte[], byte[]> producer = producer("all", "none")) {
+      for (int round = 0; round < 10; round++) {
+        for (int k = 0; k < 20; k++) {
+          String key = "item-" + k;
+          RecordMetadata sent = producer.send(record("prices", key, "price-" + round)).get();
+          latest.put(key, "price-" + round);
+          latestOffset.put(key, sent.offset());
+        }
+      }
+      for (int k = 0; k < 5; k++) {
+        producer.send(record("prices", "item-" + k, null)).get();
+        latest.remove("item-" + k);
+      }
+
+      // Then a record without a key is refused, as Kafka refuses it on a compacted topic
+      ExecutionException keyless =
+          assertThrows(
+              ExecutionException.class,
+              () -> producer.send(new ProducerRecord<>("prices", 0, null, new byte[1])).get());
+      assertThat(keyless.getCause())
+          .isInstanceOf(org.apache.kafka.common.InvalidRecordException.class);
+
+      // And while writes to another key go on (the active segment, never cleaned, rolls after
+      // segment.ms), a consumer from the beginning comes to see each live key once, with its
+      // latest value at its original offset, and no deleted key (tombstones go after a second
+      // pass)
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(250))
+          .untilAsserted(
+              () -> {
+                producer.send(record("prices", "filler", "f")).get();
+                Map<String, List<ConsumerRecord<byte[], byte[]>>> byKey = new TreeMap<>();
+                for (ConsumerRecord<byte[], byte[]> r : readToEnd(tp)) {
+                  String key = new String(r.key(), StandardCharsets.UTF_8);
+                  if (!key.equals("filler")) {
+                    byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
+                  }
+                }
+                assertThat(byKey.keySet()).isEqualTo(latest.keySet());
+                byKey.forEach(
+                    (key, records) -> {
+                      assertThat(records).hasSize(1);
+                      assertThat(new String(records.get(0).value(), StandardCharsets.UTF_8))
+                          .isEqualTo(latest.get(key));
+                      assertThat(records.get(0).offset()).isEqualTo(latestOffset.get(key));
+                    });
+              });
+    }
+  }
+
+  private static ProducerRecord<byte[], byte[]> record(String topic, String key, String value) {
+    return new ProducerRecord<>(
+        topic,
+        0,
+        key.getBytes(StandardCharsets.UTF_8),
+        value == null ? null : value.getBytes(StandardCharsets.UTF_8));
   }
 
   @Test

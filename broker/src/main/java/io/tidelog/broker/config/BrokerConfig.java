@@ -7,6 +7,7 @@ import static org.apache.kafka.common.config.ConfigDef.NO_DEFAULT_VALUE;
 import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
 import static org.apache.kafka.common.config.ConfigDef.Range.between;
 import static org.apache.kafka.common.config.ConfigDef.Type.BOOLEAN;
+import static org.apache.kafka.common.config.ConfigDef.Type.DOUBLE;
 import static org.apache.kafka.common.config.ConfigDef.Type.INT;
 import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
 import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
@@ -57,6 +58,11 @@ public final class BrokerConfig {
   public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS =
       "leader.imbalance.check.interval.seconds";
 
+  public static final String LOG_CLEANER_ENABLE = "log.cleaner.enable";
+  public static final String LOG_CLEANER_DEDUPE_BUFFER_SIZE = "log.cleaner.dedupe.buffer.size";
+  public static final String LOG_CLEANER_IO_MAX_BYTES_PER_SECOND =
+      "log.cleaner.io.max.bytes.per.second";
+  public static final String LOG_CLEANER_BACKOFF_MS = "log.cleaner.backoff.ms";
   public static final String GROUP_INITIAL_REBALANCE_DELAY_MS = "group.initial.rebalance.delay.ms";
   public static final String GROUP_MIN_SESSION_TIMEOUT_MS = "group.min.session.timeout.ms";
   public static final String GROUP_MAX_SESSION_TIMEOUT_MS = "group.max.session.timeout.ms";
@@ -92,6 +98,10 @@ public final class BrokerConfig {
           Map.entry("log.flush.interval.ms", TopicConfig.FLUSH_MS_CONFIG),
           Map.entry("log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG),
           Map.entry("log.cleanup.policy", TopicConfig.CLEANUP_POLICY_CONFIG),
+          Map.entry("log.cleaner.delete.retention.ms", TopicConfig.DELETE_RETENTION_MS_CONFIG),
+          Map.entry(
+              "log.cleaner.min.cleanable.ratio", TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
+          Map.entry("log.cleaner.min.compaction.lag.ms", TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
           Map.entry("min.insync.replicas", TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG),
           Map.entry(
               "unclean.leader.election.enable", TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG));
@@ -216,6 +226,33 @@ public final class BrokerConfig {
                 atLeast(1),
                 MEDIUM,
                 "How often the controller checks for preferred-leader imbalance.")
+            .define(
+                LOG_CLEANER_ENABLE,
+                BOOLEAN,
+                true,
+                MEDIUM,
+                "Run the log cleaner, which compacts topics with cleanup.policy=compact.")
+            .define(
+                LOG_CLEANER_DEDUPE_BUFFER_SIZE,
+                LONG,
+                128L * 1024 * 1024,
+                atLeast(1024 * 1024),
+                MEDIUM,
+                "Memory for the cleaner's map of keys to their latest offsets (24 bytes a key).")
+            .define(
+                LOG_CLEANER_IO_MAX_BYTES_PER_SECOND,
+                DOUBLE,
+                Double.MAX_VALUE,
+                atLeast(1),
+                MEDIUM,
+                "How fast the cleaner may read logs.")
+            .define(
+                LOG_CLEANER_BACKOFF_MS,
+                LONG,
+                15_000L,
+                atLeast(1),
+                MEDIUM,
+                "How often the cleaner looks for logs to clean.")
             .define(
                 GROUP_INITIAL_REBALANCE_DELAY_MS,
                 INT,
@@ -461,6 +498,22 @@ public final class BrokerConfig {
 
   public long leaderImbalanceCheckIntervalMs() {
     return (Long) values.get(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS) * 1000;
+  }
+
+  public boolean logCleanerEnable() {
+    return (Boolean) values.get(LOG_CLEANER_ENABLE);
+  }
+
+  public long logCleanerDedupeBufferSize() {
+    return (Long) values.get(LOG_CLEANER_DEDUPE_BUFFER_SIZE);
+  }
+
+  public double logCleanerIoMaxBytesPerSecond() {
+    return (Double) values.get(LOG_CLEANER_IO_MAX_BYTES_PER_SECOND);
+  }
+
+  public long logCleanerBackoffMs() {
+    return (Long) values.get(LOG_CLEANER_BACKOFF_MS);
   }
 
   /** The group coordinator's settings. */

@@ -4,6 +4,7 @@ import static org.apache.kafka.common.config.ConfigDef.Importance.HIGH;
 import static org.apache.kafka.common.config.ConfigDef.Importance.MEDIUM;
 import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
 import static org.apache.kafka.common.config.ConfigDef.Range.between;
+import static org.apache.kafka.common.config.ConfigDef.Type.DOUBLE;
 import static org.apache.kafka.common.config.ConfigDef.Type.INT;
 import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
 import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
@@ -39,7 +40,10 @@ public record LogConfig(
     long flushMessages,
     long flushMs,
     TimestampType messageTimestampType,
-    List<String> cleanupPolicy) {
+    List<String> cleanupPolicy,
+    long deleteRetentionMs,
+    double minCleanableDirtyRatio,
+    long minCompactionLagMs) {
 
   /** Kafka's definitions, used to parse and validate topic configs from any source. */
   public static final ConfigDef CONFIG_DEF =
@@ -120,7 +124,28 @@ public record LogConfig(
               TopicConfig.CLEANUP_POLICY_DELETE,
               ValidList.in(TopicConfig.CLEANUP_POLICY_DELETE, TopicConfig.CLEANUP_POLICY_COMPACT),
               MEDIUM,
-              TopicConfig.CLEANUP_POLICY_DOC);
+              TopicConfig.CLEANUP_POLICY_DOC)
+          .define(
+              TopicConfig.DELETE_RETENTION_MS_CONFIG,
+              LONG,
+              24 * 60 * 60 * 1000L,
+              atLeast(0),
+              MEDIUM,
+              TopicConfig.DELETE_RETENTION_MS_DOC)
+          .define(
+              TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG,
+              DOUBLE,
+              0.5,
+              between(0, 1),
+              MEDIUM,
+              TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_DOC)
+          .define(
+              TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG,
+              LONG,
+              0L,
+              atLeast(0),
+              MEDIUM,
+              TopicConfig.MIN_COMPACTION_LAG_MS_DOC);
 
   public static final LogConfig DEFAULTS = parse(Map.of());
 
@@ -143,7 +168,10 @@ public record LogConfig(
         (Long) v.get(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG),
         (Long) v.get(TopicConfig.FLUSH_MS_CONFIG),
         TimestampType.forName((String) v.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG)),
-        List.copyOf((List<String>) v.get(TopicConfig.CLEANUP_POLICY_CONFIG)));
+        List.copyOf((List<String>) v.get(TopicConfig.CLEANUP_POLICY_CONFIG)),
+        (Long) v.get(TopicConfig.DELETE_RETENTION_MS_CONFIG),
+        (Double) v.get(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
+        (Long) v.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG));
   }
 
   /** {@code cleanup.policy} holds {@code delete}: retention deletes old segments. */

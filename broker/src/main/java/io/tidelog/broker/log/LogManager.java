@@ -36,11 +36,11 @@ import org.slf4j.LoggerFactory;
  * The partition logs of a broker across its {@code log.dirs}.
  *
  * <p>Layout of each log directory (as in Kafka): one {@code <topic>-<partition>} directory per
- * partition replica, {@code recovery-point-offset-checkpoint}, {@code log-start-offset-checkpoint}
- * and {@code replication-offset-checkpoint} ({@code <topic> <partition> <offset>} lines in a {@link
- * CheckpointFile}), a {@code partition.metadata} checkpoint in each partition directory with its
- * topic id, a {@code .kafka_cleanshutdown} marker written by a clean close, and a locked {@code
- * .lock} file that keeps a second broker out.
+ * partition replica, {@code recovery-point-offset-checkpoint}, {@code log-start-offset-checkpoint},
+ * {@code replication-offset-checkpoint} and {@code cleaner-offset-checkpoint} ({@code <topic>
+ * <partition> <offset>} lines in a {@link CheckpointFile}), a {@code partition.metadata} checkpoint
+ * in each partition directory with its topic id, a {@code .kafka_cleanshutdown} marker written by a
+ * clean close, and a locked {@code .lock} file that keeps a second broker out.
  *
  * <p>Logs load in parallel at start, {@code num.recovery.threads.per.data.dir} threads per
  * directory. A directory that fails with an I/O error, then or later, goes offline: its logs fail
@@ -53,6 +53,7 @@ public final class LogManager implements AutoCloseable {
   static final String RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
   static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
   static final String HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint";
+  static final String CLEANER_CHECKPOINT = "cleaner-offset-checkpoint";
   static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
   static final String LOCK_FILE = ".lock";
   static final String PARTITION_METADATA = "partition.metadata";
@@ -160,6 +161,7 @@ public final class LogManager implements AutoCloseable {
     Map<String, Long> recoveryPoints = readCheckpoint(dir, RECOVERY_POINT_CHECKPOINT);
     Map<String, Long> startOffsets = readCheckpoint(dir, LOG_START_OFFSET_CHECKPOINT);
     Map<String, Long> highWatermarks = readCheckpoint(dir, HIGH_WATERMARK_CHECKPOINT);
+    Map<String, Long> firstDirtyOffsets = readCheckpoint(dir, CLEANER_CHECKPOINT);
     List<Future<PartitionLog>> futures = new ArrayList<>();
     try (DirectoryStream<Path> children = Files.newDirectoryStream(dir, Files::isDirectory)) {
       for (Path child : children) {
@@ -180,12 +182,14 @@ public final class LogManager implements AutoCloseable {
                 startOffsets.getOrDefault(name, 0L),
                 cleanShutdown);
         long highWatermark = highWatermarks.getOrDefault(name, 0L);
+        long firstDirtyOffset = firstDirtyOffsets.getOrDefault(name, 0L);
         futures.add(
             loaders.submit(
                 () -> {
                   PartitionLog log =
                       PartitionLog.open(child, topicConfigs.apply(tp.topic()), state, services);
                   log.updateHighWatermark(highWatermark);
+                  log.updateFirstDirtyOffset(firstDirtyOffset);
                   return log;
                 }));
       }
@@ -327,6 +331,7 @@ public final class LogManager implements AutoCloseable {
       List<String> recoveryPoints = new ArrayList<>();
       List<String> startOffsets = new ArrayList<>();
       List<String> highWatermarks = new ArrayList<>();
+      List<String> firstDirtyOffsets = new ArrayList<>();
       for (PartitionLog log : logs.values()) {
         if (log.dir().getParent().equals(dir) && !log.isOffline()) {
           TopicPartition tp = log.topicPartition();
@@ -334,12 +339,14 @@ public final class LogManager implements AutoCloseable {
           recoveryPoints.add(prefix + log.recoveryPoint());
           startOffsets.add(prefix + log.logStartOffset());
           highWatermarks.add(prefix + log.highWatermark());
+          firstDirtyOffsets.add(prefix + log.firstDirtyOffset());
         }
       }
       try {
         new CheckpointFile(dir.resolve(RECOVERY_POINT_CHECKPOINT)).write(recoveryPoints);
         new CheckpointFile(dir.resolve(LOG_START_OFFSET_CHECKPOINT)).write(startOffsets);
         new CheckpointFile(dir.resolve(HIGH_WATERMARK_CHECKPOINT)).write(highWatermarks);
+        new CheckpointFile(dir.resolve(CLEANER_CHECKPOINT)).write(firstDirtyOffsets);
       } catch (IOException e) {
         handleDirFailure(dir, e);
       }

@@ -101,6 +101,15 @@ final class LogSegment implements AutoCloseable {
     return log.sizeInBytes();
   }
 
+  /** The segment's batches, for the log cleaner, which reads inactive segments on its thread. */
+  Iterable<FileChannelRecordBatch> batches() {
+    return log.batches();
+  }
+
+  FileRecords records() {
+    return log;
+  }
+
   Path logFile() {
     return log.file().toPath();
   }

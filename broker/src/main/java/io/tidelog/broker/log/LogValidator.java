@@ -27,14 +27,17 @@ final class LogValidator {
    * Checks magic v2, {@code max.message.bytes}, CRC-32C, and that every batch's record count
    * matches its last offset delta and its records' offset deltas run 0, 1, 2, ...
    *
-   * @throws InvalidRecordException for a wrong magic, count or offset delta
+   * <p>A leader's append to a compacted topic ({@code requireKeys}) also refuses records without a
+   * key, as Kafka does; a follower's does not, since its leader already took them.
+   *
+   * @throws InvalidRecordException for a wrong magic, count or offset delta, or a missing key
    * @throws CorruptRecordException for a CRC mismatch or trailing bytes that are not a batch
    * @throws RecordTooLargeException for a batch above {@code max.message.bytes}
    * @throws RecordBatchTooLargeException for a request larger than a segment
    */
-  Validated validate(MemoryRecords records, LogConfig config) {
+  Validated validate(MemoryRecords records, LogConfig config, boolean requireKeys) {
     try {
-      return validateBatches(records, config);
+      return validateBatches(records, config, requireKeys);
     } catch (ApiException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -44,7 +47,7 @@ final class LogValidator {
     }
   }
 
-  private Validated validateBatches(MemoryRecords records, LogConfig config) {
+  private Validated validateBatches(MemoryRecords records, LogConfig config, boolean requireKeys) {
     if (records.sizeInBytes() > config.segmentBytes()) {
       throw new RecordBatchTooLargeException(
           "The request has "
@@ -69,7 +72,7 @@ final class LogValidator {
                 + ")");
       }
       batch.ensureValid();
-      recordCount += validateRecords(batch);
+      recordCount += validateRecords(batch, requireKeys);
       batchBytes += batch.sizeInBytes();
     }
     if (batchBytes == 0) {
@@ -82,7 +85,7 @@ final class LogValidator {
     return new Validated(recordCount);
   }
 
-  private int validateRecords(MutableRecordBatch batch) {
+  private int validateRecords(MutableRecordBatch batch, boolean requireKeys) {
     long countFromOffsets = batch.lastOffset() - batch.baseOffset() + 1;
     Integer count = batch.countOrNull();
     if (count == null || count <= 0 || count != countFromOffsets) {
@@ -99,6 +102,9 @@ final class LogValidator {
         if (record.offset() != batch.baseOffset() + seen) {
           throw new InvalidRecordException(
               "Record " + seen + " has offset delta " + (record.offset() - batch.baseOffset()));
+        }
+        if (requireKeys && !record.hasKey()) {
+          throw new InvalidRecordException("Compacted topic cannot accept message without key");
         }
         seen++;
       }

@@ -9,10 +9,13 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.Set;
@@ -27,6 +30,7 @@ import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,6 +71,8 @@ public final class PartitionLog implements AutoCloseable {
   private volatile long logStartOffset;
   private volatile long logEndOffset;
   private volatile long highWatermark;
+  private volatile long firstDirtyOffset;
+  private volatile long deleteHorizonMs = -1;
   private volatile boolean offline;
   private long recoveryPoint;
   private long truncations;
@@ -139,7 +145,9 @@ public final class PartitionLog implements AutoCloseable {
     try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
       for (Path file : files) {
         String name = file.getFileName().toString();
-        if (name.endsWith(".tmp")
+        if (name.equals(LogCleaner.CLEANED_DIR)) {
+          Utils.delete(file.toFile()); // a cleaning pass that did not finish
+        } else if (name.endsWith(".tmp")
             || name.endsWith(".deleted")
             || name.endsWith(".cleaned")
             || name.endsWith(".swap")) {
@@ -285,7 +293,7 @@ public final class PartitionLog implements AutoCloseable {
     checkOnline();
     long nowMs = services.time().milliseconds();
     LogConfig config = this.config;
-    LogValidator.Validated validated = validator.validate(records, config);
+    LogValidator.Validated validated = validator.validate(records, config, config.compactEnabled());
     Optional<BatchMetadata> duplicate = producerState.check(records);
     if (duplicate.isPresent()) {
       // A producer retry of a batch already in the log: answer with its offsets, write nothing.
@@ -312,20 +320,21 @@ public final class PartitionLog implements AutoCloseable {
 
   /**
    * Appends batches that a follower fetched from its leader: they carry their offsets and leader
-   * epochs already, are checked as a leader checks them, and must start at the log end offset.
+   * epochs already, are checked as a leader checks them, and start at the log end offset or, where
+   * the leader's cleaner removed records, after it.
    *
-   * @throws InvalidRecordException when they do not start at the log end offset
+   * @throws InvalidRecordException when they start below the log end offset
    */
   public LogAppendInfo appendAsFollower(MemoryRecords records) {
     checkOnline();
     long nowMs = services.time().milliseconds();
-    LogValidator.Validated validated = validator.validate(records, config);
+    LogValidator.Validated validated = validator.validate(records, config, false);
     long firstOffset = records.batches().iterator().next().baseOffset();
-    if (firstOffset != logEndOffset) {
+    if (firstOffset < logEndOffset) {
       throw new InvalidRecordException(
           "Fetched batches start at offset "
               + firstOffset
-              + ", not at the log end offset "
+              + ", below the log end offset "
               + logEndOffset);
     }
     long maxTimestamp = RecordBatch.NO_TIMESTAMP;
@@ -759,6 +768,76 @@ public final class PartitionLog implements AutoCloseable {
     highWatermark = offset;
   }
 
+  /**
+   * The log cleaner's checkpoint ({@code cleaner-offset-checkpoint}): the end of its last pass,
+   * from which the log is dirty.
+   */
+  public long firstDirtyOffset() {
+    return firstDirtyOffset;
+  }
+
+  public void updateFirstDirtyOffset(long offset) {
+    firstDirtyOffset = offset;
+  }
+
+  /** When the tombstones the cleaner's last pass kept may go, or -1 when it kept none. */
+  long deleteHorizonMs() {
+    return deleteHorizonMs;
+  }
+
+  void updateDeleteHorizonMs(long horizonMs) {
+    deleteHorizonMs = horizonMs;
+  }
+
+  LogConfig config() {
+    return config;
+  }
+
+  /** Each live producer's id to the last offset it wrote, which compaction must keep. */
+  Map<Long, Long> lastOffsetsOfProducers() {
+    return producerState.lastOffsets();
+  }
+
+  NavigableMap<Long, LogSegment> segments() {
+    return Collections.unmodifiableNavigableMap(segments);
+  }
+
+  /**
+   * Puts the cleaned copy of {@code original} (same base offset, in {@code cleanedDir}) in its
+   * place, unless the log no longer holds it or it became active. Index files go first, then the
+   * {@code .log} file is replaced in one atomic rename, so a crash leaves either segment whole.
+   *
+   * @return whether it was replaced; the copy is deleted otherwise
+   */
+  boolean replaceSegment(LogSegment original, Path cleanedDir) throws IOException {
+    checkOnline();
+    long base = original.baseOffset();
+    List<String> suffixes =
+        List.of(LogSegment.LOG_SUFFIX, LogSegment.INDEX_SUFFIX, LogSegment.TIME_INDEX_SUFFIX);
+    try {
+      if (segments.get(base) != original || base == segments.lastKey()) {
+        for (String suffix : suffixes) {
+          Files.deleteIfExists(LogSegment.file(cleanedDir, base, suffix));
+        }
+        return false;
+      }
+      original.close();
+      Files.deleteIfExists(LogSegment.file(dir, base, LogSegment.INDEX_SUFFIX));
+      Files.deleteIfExists(LogSegment.file(dir, base, LogSegment.TIME_INDEX_SUFFIX));
+      for (String suffix : suffixes) {
+        Files.move(
+            LogSegment.file(cleanedDir, base, suffix),
+            LogSegment.file(dir, base, suffix),
+            StandardCopyOption.ATOMIC_MOVE,
+            StandardCopyOption.REPLACE_EXISTING);
+      }
+      segments.put(base, LogSegment.open(dir, base, config, services.time().milliseconds()));
+      return true;
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
+  }
+
   public long recoveryPoint() {
     synchronized (recoveryPointLock) {
       return Math.min(recoveryPoint, logEndOffset);
@@ -805,12 +884,7 @@ public final class PartitionLog implements AutoCloseable {
       segment.delete();
     }
     segments.clear();
-    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
-      for (Path file : files) {
-        Files.delete(file);
-      }
-    }
-    Files.delete(dir);
+    Utils.delete(dir.toFile());
   }
 
   private void checkOnline() {

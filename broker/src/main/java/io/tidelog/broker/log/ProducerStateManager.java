@@ -130,6 +130,18 @@ final class ProducerStateManager {
             appendedMs));
   }
 
+  /** Each producer's id to the last offset of its last batch. */
+  Map<Long, Long> lastOffsets() {
+    Map<Long, Long> last = new HashMap<>();
+    producers.forEach(
+        (id, entry) -> {
+          if (!entry.batches.isEmpty()) {
+            last.put(id, entry.batches.getLast().lastOffset());
+          }
+        });
+    return last;
+  }
+
   void removeExpired(long nowMs, long expirationMs) {
     producers.values().removeIf(entry -> nowMs - entry.lastAppendedMs() >= expirationMs);
   }

@@ -7,16 +7,19 @@ import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.log.LogAppendInfo;
+import io.tidelog.broker.log.LogCleaner;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.log.PartitionLog;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,6 +27,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -68,6 +72,7 @@ public final class ReplicaManager implements AutoCloseable {
   private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
   private final Map<TopicPartition, List<Runnable>> appendWaiters = new HashMap<>();
   private final List<LeadershipListener> leadershipListeners = new CopyOnWriteArrayList<>();
+  private final Set<TopicPartition> cleaning = ConcurrentHashMap.newKeySet();
   private ReplicaFetchers fetchers;
   private ClusterImage applied = ClusterImage.EMPTY;
 
@@ -536,6 +541,52 @@ public final class ReplicaManager implements AutoCloseable {
                   }
                 });
       }
+    }
+  }
+
+  /**
+   * Starts a compaction pass on each compacted log that is due and not being cleaned: planned and
+   * swapped in on the log's shard, cleaned on the cleaner's thread, one log at a time.
+   */
+  public void runLogCleaning(LogCleaner cleaner) {
+    long nowMs = System.currentTimeMillis();
+    partitions.forEach(
+        (tp, partition) -> {
+          if (!cleaning.add(tp)) {
+            return;
+          }
+          ExecutorService shard = shard(tp);
+          CompletableFuture<Void> pass;
+          try {
+            pass =
+                CompletableFuture.supplyAsync(() -> cleaner.plan(partition.log, nowMs), shard)
+                    .thenCompose(
+                        task ->
+                            task.isEmpty()
+                                ? CompletableFuture.completedFuture(null)
+                                : cleaner
+                                    .clean(task.get())
+                                    .thenAcceptAsync(
+                                        result -> swapCleaned(cleaner, task.get(), result), shard));
+          } catch (RejectedExecutionException e) {
+            pass = CompletableFuture.failedFuture(e);
+          }
+          pass.whenComplete(
+              (v, e) -> {
+                cleaning.remove(tp);
+                if (e != null) {
+                  LOG.warn("{}: cleaning the log failed: {}", tp, e.toString());
+                }
+              });
+        });
+  }
+
+  private static void swapCleaned(
+      LogCleaner cleaner, LogCleaner.Task task, LogCleaner.Result result) {
+    try {
+      cleaner.swap(task, result);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 
