@@ -24,6 +24,7 @@ import io.tidelog.broker.protocol.ProduceHandler;
 import io.tidelog.broker.protocol.ProducerIdHandler;
 import io.tidelog.broker.protocol.RequestDispatcher;
 import io.tidelog.broker.protocol.TopicAdminHandler;
+import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.replica.ReplicaStatus;
@@ -75,6 +76,7 @@ public final class Broker implements AutoCloseable {
   private ReplicaFetchers fetchers;
   private GroupCoordinator groups;
   private LogCleaner cleaner;
+  private LeaderOffsets leaderOffsets;
   private Controller controller;
   private BrokerRegistration registration;
   private SocketServer server;
@@ -175,6 +177,7 @@ public final class Broker implements AutoCloseable {
 
   private void listen(BrokerConfig config) throws Exception {
     TopicAdminHandler topics = new TopicAdminHandler(config, metadata, metadataExecutor);
+    leaderOffsets = new LeaderOffsets(vertx, replicas, metadata::image);
     BrokerApis apis =
         new BrokerApis(
             new MetadataHandler(config, metadata, topics),
@@ -209,6 +212,18 @@ public final class Broker implements AutoCloseable {
                                         .response()
                                         .putHeader("content-type", "text/plain; charset=utf-8")
                                         .end(statusText(statuses)))
+                            .onFailure(
+                                e -> request.response().setStatusCode(500).end(e.toString()));
+                    case "/lag" ->
+                        Future.fromCompletionStage(
+                                groups.lag(leaderOffsets::highWatermarks),
+                                vertx.getOrCreateContext())
+                            .onSuccess(
+                                lags ->
+                                    request
+                                        .response()
+                                        .putHeader("content-type", "text/plain; charset=utf-8")
+                                        .end(lagText(lags)))
                             .onFailure(
                                 e -> request.response().setStatusCode(500).end(e.toString()));
                     default -> request.response().setStatusCode(404).end();
@@ -278,6 +293,34 @@ public final class Broker implements AutoCloseable {
                   .append(r.logStartOffset())
                   .append('\n');
             });
+    return text.toString();
+  }
+
+  /**
+   * {@code /lag}: for each group this broker coordinates, a line per partition it committed: {@code
+   * <group> <topic> <partition> <committed offset> <end offset> <lag>}.
+   */
+  private static String lagText(List<GroupCoordinator.PartitionLag> lags) {
+    StringBuilder text = new StringBuilder();
+    lags.stream()
+        .sorted(
+            Comparator.comparing(GroupCoordinator.PartitionLag::groupId)
+                .thenComparing(l -> l.tp().topic())
+                .thenComparingInt(l -> l.tp().partition()))
+        .forEach(
+            l ->
+                text.append(l.groupId())
+                    .append(' ')
+                    .append(l.tp().topic())
+                    .append(' ')
+                    .append(l.tp().partition())
+                    .append(' ')
+                    .append(l.committedOffset())
+                    .append(' ')
+                    .append(l.endOffset())
+                    .append(' ')
+                    .append(l.lag())
+                    .append('\n'));
     return text.toString();
   }
 

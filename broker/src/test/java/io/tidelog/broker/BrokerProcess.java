@@ -20,6 +20,7 @@ final class BrokerProcess implements AutoCloseable {
   private static final long START_TIMEOUT_MS = 60_000;
   final int id;
   final int port;
+  final int httpPort;
   private final Path dir;
   private final Map<String, String> config;
   private Process process;
@@ -32,7 +33,8 @@ final class BrokerProcess implements AutoCloseable {
     config.put("node.id", String.valueOf(id));
     config.put("listeners", "PLAINTEXT://127.0.0.1:" + port);
     config.put("log.dirs", dir.resolve("data").toString());
-    config.put("tidelog.http.port", String.valueOf(EtcdServer.freePort()));
+    this.httpPort = EtcdServer.freePort();
+    config.put("tidelog.http.port", String.valueOf(httpPort));
     config.put("tidelog.etcd.endpoints", etcd);
     config.put("num.io.threads", "2");
     config.putAll(overrides);

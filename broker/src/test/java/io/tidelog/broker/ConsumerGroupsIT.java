@@ -359,6 +359,68 @@ class ConsumerGroupsIT {
   }
 
   @Test
+  void aStaticMemberThatRestartsWithinItsSessionKeepsItsPartitionsWithoutARebalance()
+      throws Exception {
+    // Given two static members (group.instance.id) sharing 4 partitions
+    createTopic("static", 4);
+    Map<String, String> a =
+        Map.of(
+            ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "instance-a",
+            ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+    Map<String, String> b =
+        Map.of(
+            ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "instance-b",
+            ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+    KafkaConsumer<String, String> first = consumer("statics", a);
+    KafkaConsumer<String, String> second = consumer("statics", b);
+    first.subscribe(List.of("static"));
+    second.subscribe(List.of("static"));
+    Map<KafkaConsumer<String, String>, List<String>> received = new HashMap<>();
+    pollUntil(List.of(first, second), received, () -> assigned(List.of(first, second), 2, 2));
+    int generation = first.groupMetadata().generationId();
+    Set<TopicPartition> ownedBySecond = Set.copyOf(second.assignment());
+
+    // When the second restarts (a static member leaves no LeaveGroup behind)
+    second.close();
+    consumers.remove(second);
+    KafkaConsumer<String, String> again = consumer("statics", b);
+    again.subscribe(List.of("static"));
+    pollUntil(List.of(first, again), received, () -> again.assignment().size() == 2);
+
+    // Then it has its partitions back, in the same generation: nobody rebalanced
+    assertThat(again.assignment()).isEqualTo(ownedBySecond);
+    assertThat(again.groupMetadata().generationId()).isEqualTo(generation);
+    assertThat(first.groupMetadata().generationId()).isEqualTo(generation);
+    assertThat(first.assignment()).hasSize(2);
+  }
+
+  @Test
+  void theBrokerComputesEachGroupsLagPerPartition() throws Exception {
+    // Given 10 records in each of 2 partitions, and a group that committed 4 and 10 of them
+    createTopic("lagging", 2);
+    produce("lagging", 2, "l", 20);
+    KafkaConsumer<String, String> member = consumer("laggards", Map.of());
+    member.commitSync(
+        Map.of(
+            new TopicPartition("lagging", 0), new OffsetAndMetadata(4),
+            new TopicPartition("lagging", 1), new OffsetAndMetadata(10)));
+
+    // When the coordinator is asked for lag
+    java.net.http.HttpResponse<String> lag =
+        java.net.http.HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + broker.httpPort + "/lag"))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+
+    // Then each committed partition shows its end offset minus the committed offset
+    assertThat(lag.statusCode()).isEqualTo(200);
+    assertThat(lag.body().lines())
+        .contains("laggards lagging 0 4 10 6", "laggards lagging 1 10 10 0");
+  }
+
+  @Test
   void adminListsDescribesRewindsAndDeletesGroups() throws Exception {
     // Given a stable group of one consumer that committed offset 10
     createTopic("admin-groups", 2);

@@ -51,6 +51,9 @@ import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData.DeleteTopicState;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchRequestData.OffsetFetchRequestGroup;
+import org.apache.kafka.common.message.OffsetFetchRequestData.OffsetFetchRequestTopics;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -63,6 +66,8 @@ import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.OffsetFetchResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -348,17 +353,35 @@ class ReplicationIT {
                   () -> describeGroup("survivors"),
                   d -> d.coordinator().id() != coordinator.id() && !d.members().isEmpty());
       assertThat(after.groupState()).isEqualTo(GroupState.STABLE);
+      // (a live broker that is not the coordinator says so)
+      int bystander =
+          brokers.keySet().stream()
+              .filter(id -> id != coordinator.id() && id != after.coordinator().id())
+              .findFirst()
+              .orElseThrow();
+      try (RawKafkaClient client = new RawKafkaClient(brokers.get(bystander).port)) {
+        OffsetFetchRequestData fetch =
+            new OffsetFetchRequestData()
+                .setGroups(
+                    List.of(
+                        new OffsetFetchRequestGroup()
+                            .setGroupId("survivors")
+                            .setTopics(
+                                List.of(
+                                    new OffsetFetchRequestTopics()
+                                        .setName("jobs")
+                                        .setPartitionIndexes(List.of(0))))));
+        OffsetFetchResponse answer =
+            (OffsetFetchResponse)
+                client.send(
+                    OffsetFetchRequest.Builder.forTopicNames(fetch, false).build((short) 8));
+        assertThat(answer.data().groups().get(0).errorCode())
+            .isEqualTo(Errors.NOT_COORDINATOR.code());
+      }
       assertThat(after.members())
           .extracting(MemberDescription::consumerId)
           .containsExactly(before.memberId());
-      assertThat(
-              admin
-                  .listConsumerGroupOffsets("survivors")
-                  .partitionsToOffsetAndMetadata()
-                  .get()
-                  .get(tp)
-                  .offset())
-          .isEqualTo(40);
+      assertThat(committedOffset("survivors", tp)).isEqualTo(40);
 
       // And the consumer carries on: it reads the rest and commits on the new coordinator
       eventually().until(() -> pollInto(consumer, read) >= 100);
@@ -366,14 +389,59 @@ class ReplicationIT {
       assertThat(read).containsExactlyElementsOf(sent);
       assertThat(consumer.groupMetadata().generationId()).isEqualTo(before.generationId());
     }
+
+    // And __consumer_offsets was created compacted, with a replica on each of the 3 brokers
+    TopicDescription offsetsTopic =
+        admin
+            .describeTopics(List.of("__consumer_offsets"))
+            .allTopicNames()
+            .get()
+            .get("__consumer_offsets");
+    assertThat(offsetsTopic.isInternal()).isTrue();
+    assertThat(offsetsTopic.partitions()).hasSize(3).allMatch(p -> p.replicas().size() == 3);
+    ConfigResource offsetsConfig =
+        new ConfigResource(ConfigResource.Type.TOPIC, "__consumer_offsets");
     assertThat(
             admin
-                .listConsumerGroupOffsets("survivors")
-                .partitionsToOffsetAndMetadata()
+                .describeConfigs(List.of(offsetsConfig))
+                .all()
                 .get()
-                .get(tp)
-                .offset())
-        .isEqualTo(100);
+                .get(offsetsConfig)
+                .get("cleanup.policy")
+                .value())
+        .isEqualTo("compact");
+
+    // And a coordinator computes the lag of its groups on partitions that another broker leads
+    int leader = describe("jobs").leader().id();
+    String remote = null;
+    for (int i = 0; i < 100 && remote == null; i++) {
+      Node c = describeGroup("lagging-" + i).coordinator();
+      if (c.id() != leader) {
+        remote = "lagging-" + i;
+      }
+    }
+    assertThat(remote).as("a group coordinated away from the leader of jobs").isNotNull();
+    admin.alterConsumerGroupOffsets(remote, Map.of(tp, new OffsetAndMetadata(30))).all().get();
+    int remoteCoordinator = describeGroup(remote).coordinator().id();
+    java.net.http.HttpResponse<String> lag =
+        java.net.http.HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create(
+                            "http://127.0.0.1:" + brokers.get(remoteCoordinator).httpPort + "/lag"))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(lag.body().lines()).contains(remote + " jobs 0 30 100 70");
+    assertThat(committedOffset("survivors", tp)).isEqualTo(100);
+  }
+
+  private long committedOffset(String group, TopicPartition tp) throws Exception {
+    return admin
+        .listConsumerGroupOffsets(group)
+        .partitionsToOffsetAndMetadata()
+        .get()
+        .get(tp)
+        .offset();
   }
 
   private ConsumerGroupDescription describeGroup(String group) throws Exception {

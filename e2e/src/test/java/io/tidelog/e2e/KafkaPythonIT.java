@@ -14,31 +14,27 @@ import org.junit.jupiter.api.io.TempDir;
 class KafkaPythonIT {
   @TempDir Path dir;
 
-  @Test
-  void kafkaPythonCreatesProducesAndConsumes() throws Exception {
+  /** Runs a script of {@code e2e/src/test/python} against a new dev cluster; returns its output. */
+  private String runAgainstDevCluster(String script) throws Exception {
     try (DevCluster cluster = new DevCluster(dir)) {
       String bootstrap = cluster.up();
-      Path script = DevCluster.REPO.resolve("e2e/src/test/python/kafka_python_roundtrip.py");
+      Path path = DevCluster.REPO.resolve("e2e/src/test/python/" + script);
 
       DevCluster.Result result =
-          DevCluster.exec(List.of("/usr/bin/python3", script.toString(), bootstrap));
+          DevCluster.exec(List.of("/usr/bin/python3", path.toString(), bootstrap));
 
       assertThat(result.exitCode()).as(result.errors()).isZero();
-      assertThat(result.output()).contains("ok 100");
+      return result.output();
     }
   }
 
   @Test
+  void kafkaPythonCreatesProducesAndConsumes() throws Exception {
+    assertThat(runAgainstDevCluster("kafka_python_roundtrip.py")).contains("ok 100");
+  }
+
+  @Test
   void kafkaPythonConsumersShareATopicInAGroupAndResumeFromItsCommit() throws Exception {
-    try (DevCluster cluster = new DevCluster(dir)) {
-      String bootstrap = cluster.up();
-      Path script = DevCluster.REPO.resolve("e2e/src/test/python/kafka_python_group.py");
-
-      DevCluster.Result result =
-          DevCluster.exec(List.of("/usr/bin/python3", script.toString(), bootstrap));
-
-      assertThat(result.exitCode()).as(result.errors()).isZero();
-      assertThat(result.output()).contains("ok group 100 8");
-    }
+    assertThat(runAgainstDevCluster("kafka_python_group.py")).contains("ok group 100 8");
   }
 }

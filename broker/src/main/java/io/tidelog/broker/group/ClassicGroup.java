@@ -27,7 +27,8 @@ import org.apache.kafka.common.protocol.Errors;
  *   <li>A member whose session timeout passes without a heartbeat, join or sync is removed, which
  *       starts a rebalance. A first JoinGroup without a member id gets MEMBER_ID_REQUIRED and a new
  *       id (KIP-394). A static member ({@code group.instance.id}) that joins again takes its old
- *       place, fencing the old member id, without a rebalance when its protocols did not change.
+ *       place, fencing the old member id, without a rebalance unless the group's protocol would
+ *       change.
  * </ul>
  *
  * <p>Not thread-safe: its coordinator calls it from one thread, with the time, and calls {@link
@@ -355,7 +356,10 @@ public final class ClassicGroup {
     if (oldId.equals(leaderId)) {
       leaderId = newId;
     }
-    if (state == State.STABLE && old.sameProtocols(request.protocols())) {
+    // As in Kafka (KIP-345): a stable group does not rebalance for a returning static member
+    // unless the protocol it would choose changes; its subscription metadata may differ (a
+    // restarted consumer owns no partitions yet)
+    if (state == State.STABLE && protocolName.equals(selectProtocol())) {
       replacement.sessionDeadlineMs = nowMs + replacement.sessionTimeoutMs;
       return CompletableFuture.completedFuture(result(replacement));
     }

@@ -12,12 +12,14 @@ import io.tidelog.broker.replica.PartitionRead;
 import io.tidelog.broker.replica.ReplicaManager;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -376,6 +378,57 @@ public final class GroupCoordinator implements AutoCloseable {
           }
           return listed;
         });
+  }
+
+  /**
+   * A group's lag on one partition: the partition's end offset as consumers see it (its high
+   * watermark) minus the group's committed offset.
+   */
+  public record PartitionLag(
+      String groupId, TopicPartition tp, long committedOffset, long endOffset) {
+    public long lag() {
+      return Math.max(0, endOffset - committedOffset);
+    }
+  }
+
+  /**
+   * The lag of each group coordinated here on each partition it committed, given a source of the
+   * partitions' end offsets; partitions whose end is unknown are left out.
+   */
+  public CompletableFuture<List<PartitionLag>> lag(
+      Function<Collection<TopicPartition>, CompletableFuture<Map<TopicPartition, Long>>>
+          endOffsets) {
+    return supply(
+            () -> {
+              Map<String, Map<TopicPartition, CommittedOffset>> committed = new TreeMap<>();
+              for (CoordinatorPartition part : partitions.values()) {
+                if (part.isLoaded()) {
+                  part.groups().forEach(g -> committed.put(g.groupId(), part.offsets(g.groupId())));
+                }
+              }
+              return committed;
+            })
+        .thenCompose(
+            committed -> {
+              Set<TopicPartition> all = new HashSet<>();
+              committed.values().forEach(offsets -> all.addAll(offsets.keySet()));
+              return endOffsets
+                  .apply(all)
+                  .thenApply(
+                      ends -> {
+                        List<PartitionLag> lags = new ArrayList<>();
+                        committed.forEach(
+                            (group, offsets) ->
+                                offsets.forEach(
+                                    (tp, offset) -> {
+                                      Long end = ends.get(tp);
+                                      if (end != null) {
+                                        lags.add(new PartitionLag(group, tp, offset.offset(), end));
+                                      }
+                                    }));
+                        return lags;
+                      });
+            });
   }
 
   /** The group now, or null when it does not exist (Kafka's "Dead"). */

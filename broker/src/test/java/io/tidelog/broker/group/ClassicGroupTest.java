@@ -188,7 +188,7 @@ class ClassicGroupTest {
   }
 
   @Test
-  void aStaticMemberRejoiningWithItsOldProtocolsTakesItsPlaceWithoutARebalance() {
+  void aStaticMemberRejoiningWithTheSameProtocolTakesItsPlaceWithoutARebalance() {
     CompletableFuture<JoinResult> joining = group.join(request("", "instance-1", "range"), 0);
     group.tick(INITIAL_DELAY_MS);
     JoinResult first = done(joining);
@@ -202,8 +202,22 @@ class ClassicGroupTest {
             Map.of(first.memberId(), bytes("p0")),
             0));
 
-    // Restarted, it joins without a member id
-    JoinResult again = done(group.join(request("", "instance-1", "range"), 5));
+    // Restarted, it joins without a member id, with other metadata (it owns nothing yet)
+    JoinRequest restarted = request("", "instance-1", "range");
+    JoinResult again =
+        done(
+            group.join(
+                new JoinRequest(
+                    restarted.memberId(),
+                    restarted.groupInstanceId(),
+                    restarted.clientId(),
+                    restarted.clientHost(),
+                    restarted.protocolType(),
+                    List.of(new Protocol("range", bytes("owns-nothing"))),
+                    restarted.sessionTimeoutMs(),
+                    restarted.rebalanceTimeoutMs(),
+                    restarted.requireKnownMemberId()),
+                5));
 
     assertThat(again.error()).isEqualTo(Errors.NONE);
     assertThat(again.memberId()).isNotEqualTo(first.memberId());
