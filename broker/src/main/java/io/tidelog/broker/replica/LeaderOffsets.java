@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
@@ -35,10 +36,9 @@ public final class LeaderOffsets {
 
   private final Vertx vertx;
   private final ReplicaManager replicas;
-  private final java.util.function.Supplier<ClusterImage> image;
+  private final Supplier<ClusterImage> image;
 
-  public LeaderOffsets(
-      Vertx vertx, ReplicaManager replicas, java.util.function.Supplier<ClusterImage> image) {
+  public LeaderOffsets(Vertx vertx, ReplicaManager replicas, Supplier<ClusterImage> image) {
     this.vertx = vertx;
     this.replicas = replicas;
     this.image = image;
