@@ -27,6 +27,7 @@ import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
 import org.apache.kafka.common.errors.InvalidGroupIdException;
 import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResult;
 import org.apache.kafka.common.message.DescribeGroupsResponseData;
@@ -83,6 +84,8 @@ import org.apache.kafka.common.requests.OffsetFetchResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The classic group protocol: FindCoordinator, which creates {@code __consumer_offsets} on first
@@ -91,6 +94,7 @@ import org.apache.kafka.common.requests.SyncGroupResponse;
  * event loops; the coordinator answers with futures.
  */
 public final class GroupHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(GroupHandler.class);
   private static final byte GROUP_KEY_TYPE = 0;
 
   private final GroupConfig config;
@@ -201,7 +205,18 @@ public final class GroupHandler {
     return topicAdmin
         .createInternalTopic(
             GroupCoordinator.OFFSETS_TOPIC, config.offsetsTopicPartitions(), replication, configs)
-        .exceptionally(e -> null); // another broker created it first: fine either way
+        .exceptionally(
+            e -> {
+              // Another broker may have created it first; anything else is worth a line, and the
+              // client retries after COORDINATOR_NOT_AVAILABLE either way
+              if (!(ErrorMapping.unwrap(e) instanceof TopicExistsException)) {
+                LOG.warn(
+                    "Creating {} failed: {}",
+                    GroupCoordinator.OFFSETS_TOPIC,
+                    ErrorMapping.unwrap(e).toString());
+              }
+              return null;
+            });
   }
 
   CompletableFuture<JoinGroupResponse> joinGroup(
