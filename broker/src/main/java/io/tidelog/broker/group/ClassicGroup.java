@@ -259,6 +259,11 @@ public final class ClassicGroup {
     return protocolType;
   }
 
+  /** When the group last became empty (-1 when unknown); meaningful while it is empty. */
+  public long emptySinceMs() {
+    return emptySinceMs;
+  }
+
   public int generation() {
     return generation;
   }

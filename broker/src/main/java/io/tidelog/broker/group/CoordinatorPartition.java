@@ -143,7 +143,7 @@ final class CoordinatorPartition {
           if (group != null && group.state() != State.EMPTY) {
             return;
           }
-          long emptySinceMs = group == null ? -1 : group.snapshot().stateTimestampMs();
+          long emptySinceMs = group == null ? -1 : group.emptySinceMs();
           committed.forEach(
               (tp, offset) -> {
                 if (nowMs - Math.max(offset.commitTimestampMs(), emptySinceMs) >= retentionMs) {

@@ -242,7 +242,13 @@ public final class LogCleaner implements AutoCloseable {
   /** Maps the dirty part's keys; returns where the map ends (short of the task's end when full). */
   private long buildOffsetMap(Task task, OffsetMap map, Throttle throttle) throws IOException {
     boolean mappedASegment = false;
-    for (LogSegment segment : task.segments) {
+    for (int i = 0; i < task.segments.size(); i++) {
+      LogSegment segment = task.segments.get(i);
+      long segmentEnd =
+          i + 1 < task.segments.size() ? task.segments.get(i + 1).baseOffset() : task.endOffset;
+      if (segmentEnd <= task.firstDirtyOffset) {
+        continue; // wholly clean: no need to read it
+      }
       boolean dirty = false;
       for (RecordBatch batch : segment.batches()) {
         if (batch.lastOffset() < task.firstDirtyOffset || batch.isControlBatch()) {
