@@ -1,0 +1,98 @@
+package io.tidelog.e2e;
+
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.tidelog.operator.OperatorSettings;
+import io.tidelog.operator.TidelogOperator;
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.ClusterStatus;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * fabric8's mock Kubernetes API server in CRUD mode (real HTTP, real watches) on loopback, with the
+ * CRDs from {@code crds/} loaded, and the operator running against it.
+ */
+final class MockKubernetes implements AutoCloseable {
+  // Held, so that the level sticks: the mock logs every request at INFO.
+  private static final java.util.logging.Logger MOCK_LOG =
+      java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
+
+  static {
+    MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
+  }
+
+  final KubernetesMockServer server;
+  final KubernetesClient client;
+  final TidelogOperator operator;
+
+  MockKubernetes(Set<OperatorSettings.Controller> controllers, Duration topicReleaseAfter)
+      throws IOException {
+    server =
+        new KubernetesMockServer(
+            new Context(),
+            new MockWebServer(),
+            new HashMap<>(),
+            new KubernetesCrudDispatcher(),
+            false);
+    server.init(InetAddress.getLoopbackAddress(), 0);
+    client = server.createClient();
+    try (Stream<Path> crds = Files.list(DevCluster.REPO.resolve("crds"))) {
+      for (Path crd : crds.sorted().toList()) {
+        try (InputStream in = Files.newInputStream(crd)) {
+          client
+              .resource(
+                  client.getKubernetesSerialization().unmarshal(in, CustomResourceDefinition.class))
+              .create();
+        }
+      }
+    }
+    operator =
+        TidelogOperator.start(
+            client, new OperatorSettings(controllers, null, "test", 0, topicReleaseAfter));
+  }
+
+  /**
+   * A Cluster in {@code namespace} whose status points at {@code bootstrap}, as the Cluster
+   * reconciler writes it once its brokers are up; here the brokers are local processes.
+   */
+  Cluster cluster(String namespace, String name, String bootstrap) {
+    Cluster cluster =
+        client
+            .getKubernetesSerialization()
+            .unmarshal(
+                """
+                apiVersion: tidelog.io/v1alpha1
+                kind: Cluster
+                metadata: {name: %s, namespace: %s}
+                spec:
+                  replicas: 1
+                  storage: {size: 1Gi}
+                  etcd: {endpoints: ["http://127.0.0.1:2379"]}
+                """
+                    .formatted(name, namespace),
+                Cluster.class);
+    cluster = client.resource(cluster).create();
+    cluster.setStatus(new ClusterStatus());
+    cluster.getStatus().bootstrapServers = bootstrap;
+    return client.resource(cluster).updateStatus();
+  }
+
+  @Override
+  public void close() {
+    operator.close();
+    client.close();
+    server.destroy();
+  }
+}

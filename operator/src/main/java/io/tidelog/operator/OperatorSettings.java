@@ -1,0 +1,47 @@
+package io.tidelog.operator;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * How the operator runs.
+ *
+ * @param controllers which reconcilers run: both by default; the Topic reconciler alone serves
+ *     Clusters whose brokers run elsewhere
+ * @param leaseNamespace where the leader-election Lease lives; null runs without leader election
+ *     (one replica only)
+ * @param identity this replica's name in the Lease, such as its pod's name
+ * @param httpPort the port of /healthz, /readyz and /metrics; 0 picks a free one
+ * @param topicReleaseAfter how long a deleted Topic waits for an unreachable cluster
+ */
+public record OperatorSettings(
+    Set<Controller> controllers,
+    String leaseNamespace,
+    String identity,
+    int httpPort,
+    Duration topicReleaseAfter) {
+
+  /** A reconciler. */
+  public enum Controller {
+    CLUSTER,
+    TOPIC
+  }
+
+  /** From the environment of the operator's pod (see the Helm chart). */
+  static OperatorSettings fromEnvironment() {
+    var env = System.getenv();
+    return new OperatorSettings(
+        Arrays.stream(env.getOrDefault("TIDELOG_OPERATOR_CONTROLLERS", "cluster,topic").split(","))
+            .map(name -> Controller.valueOf(name.strip().toUpperCase(Locale.ROOT)))
+            .collect(Collectors.toCollection(() -> EnumSet.noneOf(Controller.class))),
+        env.get("TIDELOG_OPERATOR_NAMESPACE"),
+        env.getOrDefault("HOSTNAME", "tidelog-operator"),
+        Integer.parseInt(env.getOrDefault("TIDELOG_OPERATOR_HTTP_PORT", "8080")),
+        Duration.ofSeconds(
+            Long.parseLong(env.getOrDefault("TIDELOG_TOPIC_RELEASE_AFTER_SECONDS", "300"))));
+  }
+}

@@ -1,0 +1,107 @@
+package io.tidelog.operator;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfigurationBuilder;
+import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tidelog.operator.topic.TopicAdmins;
+import io.tidelog.operator.topic.TopicReconciler;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+
+/** The operator process: reconcilers, leader election, and an HTTP port for probes and metrics. */
+public final class TidelogOperator implements AutoCloseable {
+  private final Operator operator;
+  private final TopicAdmins topicAdmins = new TopicAdmins();
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final HttpServer http;
+
+  private TidelogOperator(KubernetesClient client, OperatorSettings settings) throws IOException {
+    operator =
+        new Operator(
+            o -> {
+              o.withKubernetesClient(client)
+                  .withCloseClientOnStop(false)
+                  .withUseSSAToPatchPrimaryResource(false)
+                  .withSSABasedCreateUpdateMatchForDependentResources(false)
+                  .withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry));
+              if (settings.leaseNamespace() != null) {
+                o.withLeaderElectionConfiguration(
+                    LeaderElectionConfigurationBuilder.aLeaderElectionConfiguration(
+                            "tidelog-operator")
+                        .withLeaseNamespace(settings.leaseNamespace())
+                        .withIdentity(settings.identity())
+                        .withExitOnStopLeading(false)
+                        .build());
+              }
+            });
+    if (settings.controllers().contains(OperatorSettings.Controller.TOPIC)) {
+      operator.register(
+          new TopicReconciler(topicAdmins, settings.topicReleaseAfter(), Clock.systemUTC()));
+    }
+    http = HttpServer.create(new InetSocketAddress(settings.httpPort()), 16);
+    http.createContext("/healthz", exchange -> respond(exchange, 200, "ok\n"));
+    http.createContext(
+        "/readyz",
+        exchange -> {
+          boolean ready =
+              operator.getRuntimeInfo().isStarted()
+                  && operator.getRuntimeInfo().allEventSourcesAreHealthy();
+          respond(exchange, ready ? 200 : 503, ready ? "ready\n" : "not ready\n");
+        });
+    http.createContext("/metrics", exchange -> respond(exchange, 200, registry.scrape()));
+  }
+
+  /** Starts the operator against {@code client}'s API server. */
+  public static TidelogOperator start(KubernetesClient client, OperatorSettings settings)
+      throws IOException {
+    TidelogOperator started = new TidelogOperator(client, settings);
+    started.http.start();
+    started.operator.start();
+    return started;
+  }
+
+  /** The HTTP port of /healthz, /readyz and /metrics. */
+  public int httpPort() {
+    return http.getAddress().getPort();
+  }
+
+  private static void respond(HttpExchange exchange, int code, String body) throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+    exchange.sendResponseHeaders(code, bytes.length);
+    try (OutputStream out = exchange.getResponseBody()) {
+      out.write(bytes);
+    }
+  }
+
+  @Override
+  public void close() {
+    operator.stop();
+    http.stop(0);
+    topicAdmins.close();
+    registry.close();
+  }
+
+  public static void main(String[] args) throws IOException {
+    KubernetesClient client = new KubernetesClientBuilder().build();
+    TidelogOperator operator = start(client, OperatorSettings.fromEnvironment());
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  operator.close();
+                  client.close();
+                },
+                "tidelog-operator-shutdown"));
+  }
+}

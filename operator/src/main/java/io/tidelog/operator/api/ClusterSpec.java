@@ -1,0 +1,116 @@
+package io.tidelog.operator.api;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import java.util.List;
+import java.util.Map;
+
+/** What a {@link Cluster} should be. */
+public class ClusterSpec {
+  @Required
+  @Min(1)
+  @JsonPropertyDescription("The number of brokers. Broker ids are the pods' ordinals.")
+  public int replicas;
+
+  @Default("tidelog/broker")
+  @JsonPropertyDescription("The broker image, without its tag.")
+  public String image = "tidelog/broker";
+
+  @Default("0.1.0")
+  @JsonPropertyDescription("The Tidelog version: the image's tag.")
+  public String version = "0.1.0";
+
+  @Required
+  @JsonPropertyDescription("The brokers' log directories: one PersistentVolumeClaim per broker.")
+  public Storage storage;
+
+  @JsonPropertyDescription("CPU and memory for each broker container.")
+  public ResourceRequirements resources;
+
+  @JsonPropertyDescription("The brokers' JVM: heap size and extra options.")
+  public Jvm jvm;
+
+  @JsonPropertyDescription(
+      "Broker configs, under Kafka's server.properties names, passed to every broker. The keys the"
+          + " operator sets itself (node.id, listeners, advertised.listeners, log.dirs,"
+          + " broker.rack, tidelog.etcd.endpoints, tidelog.http.port) are refused.")
+  public Map<String, String> config;
+
+  @Required
+  @JsonPropertyDescription("The etcd that holds the cluster's metadata.")
+  public Etcd etcd;
+
+  @JsonPropertyDescription("Spread brokers across a node topology label, such as a zone.")
+  public Rack rack;
+
+  @JsonPropertyDescription("Prometheus metrics of the brokers.")
+  public Metrics metrics;
+
+  @JsonPropertyDescription(
+      "Other namespaces whose Topic resources may bind to this Cluster; \"*\" allows every"
+          + " namespace. Topics in the Cluster's own namespace always may.")
+  public List<String> topicNamespaces;
+
+  /** A volume per pod. */
+  public static class Storage {
+    @Required
+    @io.fabric8.generator.annotation.Pattern("^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
+    @JsonPropertyDescription("The size of each volume, a quantity such as 10Gi. It can grow.")
+    public String size;
+
+    @JsonPropertyDescription("The StorageClass; the cluster's default when unset.")
+    public String storageClass;
+
+    @Default("false")
+    @JsonPropertyDescription("Delete the volumes when the Cluster is deleted or scaled down.")
+    public boolean deleteClaim;
+  }
+
+  /** The brokers' JVM. */
+  public static class Jvm {
+    @io.fabric8.generator.annotation.Pattern("^[0-9]+[kKmMgG]?$")
+    @JsonPropertyDescription("The maximum heap, as for -Xmx, such as 1g.")
+    public String heap;
+
+    @JsonPropertyDescription("Further JVM options.")
+    public List<String> options;
+  }
+
+  /** Either an etcd that the operator runs, or an external one. */
+  @io.fabric8.generator.annotation.ValidationRule(
+      value = "has(self.endpoints) != has(self.replicas)",
+      message = "set either etcd.replicas (a managed etcd) or etcd.endpoints (an external one)")
+  public static class Etcd {
+    @Min(1)
+    @JsonPropertyDescription("The members of a managed etcd: 1, 3 or 5.")
+    public Integer replicas;
+
+    @JsonPropertyDescription("The managed etcd's volumes.")
+    public Storage storage;
+
+    @Default("quay.io/coreos/etcd:v3.5.17")
+    @JsonPropertyDescription("The managed etcd's image.")
+    public String image = "quay.io/coreos/etcd:v3.5.17";
+
+    @JsonPropertyDescription("The client URLs of an external etcd, such as http://etcd:2379.")
+    public List<String> endpoints;
+  }
+
+  /** Spreading brokers across a topology domain. */
+  public static class Rack {
+    @Required
+    @JsonPropertyDescription(
+        "The node label whose values are racks, such as topology.kubernetes.io/zone.")
+    public String topologyKey;
+  }
+
+  /** Metrics. */
+  public static class Metrics {
+    @Default("true")
+    @JsonPropertyDescription("Annotate broker pods for Prometheus scraping of /metrics.")
+    public boolean enabled = true;
+  }
+}

@@ -1,0 +1,24 @@
+package io.tidelog.operator.api;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.kubernetes.api.model.Condition;
+import java.util.ArrayList;
+import java.util.List;
+
+/** What the operator last saw of a {@link Cluster}. */
+public class ClusterStatus {
+  @JsonPropertyDescription("Ready, Reconciling, Error and ReconciliationPaused.")
+  public List<Condition> conditions = new ArrayList<>();
+
+  @JsonPropertyDescription("The metadata.generation that the status describes.")
+  public Long observedGeneration;
+
+  @JsonPropertyDescription("Brokers whose pods are Ready.")
+  public Integer readyBrokers;
+
+  @JsonPropertyDescription("The bootstrap Service's address for Kafka clients.")
+  public String bootstrapServers;
+
+  @JsonPropertyDescription("The broker id of the active controller.")
+  public Integer controllerId;
+}
