@@ -10,6 +10,7 @@ import io.tidelog.operator.OperatorSettings;
 import io.tidelog.operator.TidelogOperator;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterStatus;
+import io.tidelog.operator.cluster.ClusterModel;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -18,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -37,7 +39,21 @@ final class MockKubernetes implements AutoCloseable {
   final KubernetesClient client;
   final TidelogOperator operator;
 
-  MockKubernetes(Set<OperatorSettings.Controller> controllers, Duration topicReleaseAfter)
+  /** Only the Topic reconciler, for Clusters whose brokers run on this machine. */
+  static MockKubernetes topicOperator(Duration topicReleaseAfter) throws IOException {
+    return new MockKubernetes(
+        Set.of(OperatorSettings.Controller.TOPIC),
+        topicReleaseAfter,
+        ClusterModel::bootstrapServers);
+  }
+
+  /**
+   * @param brokerAddress where the Cluster reconciler finds a Cluster's brokers
+   */
+  MockKubernetes(
+      Set<OperatorSettings.Controller> controllers,
+      Duration topicReleaseAfter,
+      Function<Cluster, String> brokerAddress)
       throws IOException {
     server =
         new KubernetesMockServer(
@@ -60,7 +76,8 @@ final class MockKubernetes implements AutoCloseable {
     }
     operator =
         TidelogOperator.start(
-            client, new OperatorSettings(controllers, null, "test", 0, topicReleaseAfter));
+            client,
+            new OperatorSettings(controllers, null, "test", 0, topicReleaseAfter, brokerAddress));
   }
 
   /**

@@ -1,10 +1,13 @@
 package io.tidelog.operator;
 
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.cluster.ClusterModel;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -17,13 +20,16 @@ import java.util.stream.Collectors;
  * @param identity this replica's name in the Lease, such as its pod's name
  * @param httpPort the port of /healthz, /readyz and /metrics; 0 picks a free one
  * @param topicReleaseAfter how long a deleted Topic waits for an unreachable cluster
+ * @param brokerAddress how the Cluster reconciler reaches a Cluster's brokers to check that a
+ *     restart is safe: the bootstrap Service, in Kubernetes
  */
 public record OperatorSettings(
     Set<Controller> controllers,
     String leaseNamespace,
     String identity,
     int httpPort,
-    Duration topicReleaseAfter) {
+    Duration topicReleaseAfter,
+    Function<Cluster, String> brokerAddress) {
 
   /** A reconciler. */
   public enum Controller {
@@ -42,6 +48,7 @@ public record OperatorSettings(
         env.getOrDefault("HOSTNAME", "tidelog-operator"),
         Integer.parseInt(env.getOrDefault("TIDELOG_OPERATOR_HTTP_PORT", "8080")),
         Duration.ofSeconds(
-            Long.parseLong(env.getOrDefault("TIDELOG_TOPIC_RELEASE_AFTER_SECONDS", "300"))));
+            Long.parseLong(env.getOrDefault("TIDELOG_TOPIC_RELEASE_AFTER_SECONDS", "300"))),
+        ClusterModel::bootstrapServers);
   }
 }

@@ -9,6 +9,7 @@ import io.javaoperatorsdk.operator.api.config.LeaderElectionConfigurationBuilder
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tidelog.operator.cluster.ClusterReconciler;
 import io.tidelog.operator.topic.TopicAdmins;
 import io.tidelog.operator.topic.TopicReconciler;
 import java.io.IOException;
@@ -44,6 +45,9 @@ public final class TidelogOperator implements AutoCloseable {
                         .build());
               }
             });
+    if (settings.controllers().contains(OperatorSettings.Controller.CLUSTER)) {
+      operator.register(new ClusterReconciler(settings.brokerAddress()));
+    }
     if (settings.controllers().contains(OperatorSettings.Controller.TOPIC)) {
       operator.register(
           new TopicReconciler(topicAdmins, settings.topicReleaseAfter(), Clock.systemUTC()));

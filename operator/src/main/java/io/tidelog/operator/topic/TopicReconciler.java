@@ -156,6 +156,11 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
   @Override
   public ErrorStatusUpdateControl<Topic> updateErrorStatus(
       Topic topic, Context<Topic> context, Exception e) {
+    LOG.warn(
+        "Topic {}/{}: {}",
+        topic.getMetadata().getNamespace(),
+        topic.getMetadata().getName(),
+        e.toString());
     TopicStatus status = copy(topic.getStatus());
     setReady(topic, status, false, "ClusterUnreachable", "spec.clusterRef: " + e.getMessage());
     topic.setStatus(status);
@@ -213,6 +218,16 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
     if (Serialization.asJson(status).equals(Serialization.asJson(topic.getStatus()))) {
       return UpdateControl.noUpdate();
     }
+    Conditions.find(status.conditions, Conditions.READY)
+        .ifPresent(
+            ready ->
+                LOG.info(
+                    "Topic {}/{}: Ready={} {}: {}",
+                    topic.getMetadata().getNamespace(),
+                    topic.getMetadata().getName(),
+                    ready.getStatus(),
+                    ready.getReason(),
+                    ready.getMessage()));
     topic.setStatus(status);
     return UpdateControl.patchStatus(topic);
   }

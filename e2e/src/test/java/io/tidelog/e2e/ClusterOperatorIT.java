@@ -1,0 +1,390 @@
+package io.tidelog.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.tidelog.operator.OperatorSettings.Controller;
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.Conditions;
+import io.tidelog.operator.cluster.ClusterModel;
+import io.tidelog.operator.cluster.ClusterReconciler;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Cluster reconciler against fabric8's mock API server in CRUD mode: the objects it makes and
+ * the specs it refuses. No pods run here (the mock has no controllers); {@link ClusterRollIT} plays
+ * the StatefulSet controller against real brokers.
+ */
+class ClusterOperatorIT {
+  private static final String NS = "tidelog";
+  private static final Duration WITHIN = Duration.ofSeconds(30);
+
+  static MockKubernetes kubernetes;
+  static KubernetesClient client;
+
+  @BeforeAll
+  static void start() throws Exception {
+    kubernetes =
+        new MockKubernetes(
+            Set.of(Controller.CLUSTER), Duration.ofSeconds(5), ClusterModel::bootstrapServers);
+    client = kubernetes.client;
+  }
+
+  @AfterAll
+  static void stop() {
+    if (kubernetes != null) {
+      kubernetes.close();
+    }
+  }
+
+  @Test
+  void aClusterGetsItsBrokersServicesBudgetAndManagedEtcd() {
+    // Given a Cluster of 3 brokers with a managed etcd of 3 members, when it is created,
+    Cluster cluster =
+        create(
+            "prod",
+            """
+        replicas: 3
+        version: 0.1.0
+        storage: {size: 10Gi, storageClass: fast, deleteClaim: true}
+        jvm: {heap: 2g}
+        config: {log.retention.hours: '72', num.partitions: '6'}
+        etcd: {replicas: 3}
+        """);
+
+    // then every dependent object exists, owned by the Cluster, with the expected spec.
+    StatefulSet brokers =
+        await().atMost(WITHIN).until(() -> statefulSet("prod-broker"), s -> s != null);
+    assertThat(brokers.getSpec().getReplicas()).isEqualTo(3);
+    assertThat(brokers.getSpec().getUpdateStrategy().getType()).isEqualTo("OnDelete");
+    assertThat(brokers.getSpec().getServiceName()).isEqualTo("prod-brokers");
+    assertThat(brokers.getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted())
+        .isEqualTo("Delete");
+    var claim = brokers.getSpec().getVolumeClaimTemplates().get(0);
+    assertThat(claim.getSpec().getResources().getRequests().get("storage"))
+        .isEqualTo(new Quantity("10Gi"));
+    assertThat(claim.getSpec().getStorageClassName()).isEqualTo("fast");
+    var container = brokers.getSpec().getTemplate().getSpec().getContainers().get(0);
+    assertThat(container.getImage()).isEqualTo("tidelog/broker:0.1.0");
+    assertThat(container.getEnv())
+        .anySatisfy(
+            e -> {
+              assertThat(e.getName()).isEqualTo("TIDELOG_ADVERTISED_LISTENERS");
+              assertThat(e.getValue())
+                  .isEqualTo("PLAINTEXT://$(POD_NAME).prod-brokers.tidelog.svc:9092");
+            });
+    assertThat(container.getEnv())
+        .anySatisfy(e -> assertThat(e.getValue()).isEqualTo("-Xms2g -Xmx2g"));
+    assertThat(container.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
+    assertThat(container.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
+
+    String properties =
+        client
+            .configMaps()
+            .inNamespace(NS)
+            .withName("prod-config")
+            .get()
+            .getData()
+            .get("server.properties");
+    assertThat(properties.lines())
+        .contains(
+            "log.retention.hours=72",
+            "num.partitions=6",
+            "log.dirs=/var/lib/tidelog/data",
+            "listeners=PLAINTEXT://0.0.0.0:9092",
+            "tidelog.etcd.endpoints=http://prod-etcd-client.tidelog.svc:2379");
+
+    Service headless = client.services().inNamespace(NS).withName("prod-brokers").get();
+    assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
+    Service bootstrap = client.services().inNamespace(NS).withName("prod-bootstrap").get();
+    assertThat(bootstrap.getSpec().getPorts().get(0).getPort()).isEqualTo(9092);
+    PodDisruptionBudget budget =
+        client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("prod-broker").get();
+    assertThat(budget.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+
+    StatefulSet etcd = statefulSet("prod-etcd");
+    assertThat(etcd.getSpec().getReplicas()).isEqualTo(3);
+    assertThat(etcd.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand())
+        .contains(
+            "--initial-cluster=prod-etcd-0=http://prod-etcd-0.prod-etcd.tidelog.svc:2380,"
+                + "prod-etcd-1=http://prod-etcd-1.prod-etcd.tidelog.svc:2380,"
+                + "prod-etcd-2=http://prod-etcd-2.prod-etcd.tidelog.svc:2380");
+    assertThat(client.services().inNamespace(NS).withName("prod-etcd-client").get()).isNotNull();
+
+    List<HasMetadata> owned =
+        List.of(
+            brokers,
+            etcd,
+            headless,
+            bootstrap,
+            budget,
+            client.configMaps().inNamespace(NS).withName("prod-config").get());
+    for (HasMetadata object : owned) {
+      assertThat(object.getMetadata().getOwnerReferences())
+          .as(
+              "%s is deleted with its Cluster by Kubernetes' garbage collector",
+              object.getMetadata().getName())
+          .singleElement()
+          .satisfies(
+              ref -> {
+                assertThat(ref.getUid()).isEqualTo(cluster.getMetadata().getUid());
+                assertThat(ref.getController()).isTrue();
+              });
+    }
+
+    // and the status says where to connect and that brokers are awaited.
+    Cluster reported =
+        await()
+            .atMost(WITHIN)
+            .until(
+                () -> get("prod"),
+                c -> c.getStatus() != null && c.getStatus().bootstrapServers != null);
+    assertThat(reported.getStatus().bootstrapServers).isEqualTo("prod-bootstrap.tidelog.svc:9092");
+    assertThat(reported.getStatus().observedGeneration)
+        .isEqualTo(reported.getMetadata().getGeneration());
+    assertThat(Conditions.isTrue(reported.getStatus().conditions, Conditions.RECONCILING)).isTrue();
+    assertThat(
+            Conditions.find(reported.getStatus().conditions, Conditions.READY)
+                .orElseThrow()
+                .getMessage())
+        .startsWith("0 of 3 brokers are Ready");
+  }
+
+  @Test
+  void aKeyTheOperatorOwnsIsRefusedWithAConditionAndNothingIsCreated() {
+    // Given a Cluster whose config sets node.id, when it is created,
+    create(
+        "owned",
+        """
+        replicas: 1
+        storage: {size: 1Gi}
+        config: {node.id: '7'}
+        etcd: {endpoints: ['http://etcd:2379']}
+        """);
+
+    // then it has Error=True with a message naming the field, and no StatefulSet.
+    Cluster refused = awaitReason("owned", "InvalidSpec");
+    assertThat(
+            Conditions.find(refused.getStatus().conditions, Conditions.ERROR)
+                .orElseThrow()
+                .getMessage())
+        .startsWith("spec.config.node.id: set by the operator");
+    assertThat(statefulSet("owned-broker")).isNull();
+
+    // When the key is removed, the brokers are created and the Error condition goes.
+    edit(
+        "owned",
+        c -> {
+          c.getSpec().config = Map.of();
+          return c;
+        });
+    await().atMost(WITHIN).until(() -> statefulSet("owned-broker") != null);
+    await()
+        .atMost(WITHIN)
+        .until(
+            () -> Conditions.find(get("owned").getStatus().conditions, Conditions.ERROR).isEmpty());
+  }
+
+  @Test
+  void volumesGrowWithoutARestartAndCannotShrink() {
+    // Given a Cluster of 2 brokers whose volume claims exist (the StatefulSet controller's work),
+    create(
+        "disks",
+        """
+        replicas: 2
+        storage: {size: 1Gi}
+        etcd: {endpoints: ['http://etcd:2379']}
+        """);
+    StatefulSet before =
+        await().atMost(WITHIN).until(() -> statefulSet("disks-broker"), s -> s != null);
+    for (int id = 0; id < 2; id++) {
+      client
+          .persistentVolumeClaims()
+          .inNamespace(NS)
+          .resource(claim("data-disks-broker-" + id, "1Gi"))
+          .create();
+    }
+
+    // when its storage grows to 2Gi, every claim asks for 2Gi and the pod template is unchanged;
+    edit(
+        "disks",
+        c -> {
+          c.getSpec().storage.size = "2Gi";
+          return c;
+        });
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              for (int id = 0; id < 2; id++) {
+                assertThat(
+                        client
+                            .persistentVolumeClaims()
+                            .inNamespace(NS)
+                            .withName("data-disks-broker-" + id)
+                            .get()
+                            .getSpec()
+                            .getResources()
+                            .getRequests()
+                            .get("storage"))
+                    .isEqualTo(new Quantity("2Gi"));
+              }
+            });
+    assertThat(revision(statefulSet("disks-broker"))).isEqualTo(revision(before));
+
+    // when it shrinks to 1Gi, it is refused by name, and the claims keep 2Gi.
+    edit(
+        "disks",
+        c -> {
+          c.getSpec().storage.size = "1Gi";
+          return c;
+        });
+    Cluster refused = awaitReason("disks", "InvalidSpec");
+    assertThat(
+            Conditions.find(refused.getStatus().conditions, Conditions.ERROR)
+                .orElseThrow()
+                .getMessage())
+        .startsWith("spec.storage.size: cannot shrink volume data-disks-broker-");
+  }
+
+  @Test
+  void scalingUpAddsBrokersWithoutRestartingAndPauseFreezesTheCluster() {
+    // Given a Cluster of 1 broker,
+    create(
+        "grow",
+        """
+        replicas: 1
+        storage: {size: 1Gi}
+        etcd: {endpoints: ['http://etcd:2379']}
+        """);
+    StatefulSet before =
+        await().atMost(WITHIN).until(() -> statefulSet("grow-broker"), s -> s != null);
+
+    // when it scales to 3, the StatefulSet has 3 replicas and the same pod revision;
+    edit(
+        "grow",
+        c -> {
+          c.getSpec().replicas = 3;
+          return c;
+        });
+    await().atMost(WITHIN).until(() -> statefulSet("grow-broker").getSpec().getReplicas() == 3);
+    assertThat(revision(statefulSet("grow-broker"))).isEqualTo(revision(before));
+
+    // when it is paused, the status says so and a config change is not applied;
+    edit(
+        "grow",
+        c -> {
+          c.getMetadata().getAnnotations().put(ClusterReconciler.PAUSE_ANNOTATION, "true");
+          return c;
+        });
+    await()
+        .atMost(WITHIN)
+        .until(() -> Conditions.isTrue(get("grow").getStatus().conditions, Conditions.PAUSED));
+    edit(
+        "grow",
+        c -> {
+          c.getSpec().config = Map.of("log.retention.hours", "1");
+          return c;
+        });
+    await()
+        .pollDelay(Duration.ofSeconds(2))
+        .atMost(WITHIN)
+        .until(
+            () ->
+                get("grow")
+                    .getStatus()
+                    .observedGeneration
+                    .equals(get("grow").getMetadata().getGeneration()));
+    assertThat(revision(statefulSet("grow-broker"))).isEqualTo(revision(before));
+
+    // when it is resumed, the change is applied: a new revision, for the roll to carry out.
+    edit(
+        "grow",
+        c -> {
+          c.getMetadata().getAnnotations().remove(ClusterReconciler.PAUSE_ANNOTATION);
+          return c;
+        });
+    await()
+        .atMost(WITHIN)
+        .until(() -> !revision(statefulSet("grow-broker")).equals(revision(before)));
+    assertThat(Conditions.find(get("grow").getStatus().conditions, Conditions.PAUSED)).isEmpty();
+  }
+
+  private static Cluster create(String name, String spec) {
+    Cluster cluster =
+        client
+            .getKubernetesSerialization()
+            .unmarshal(
+                """
+        apiVersion: tidelog.io/v1alpha1
+        kind: Cluster
+        metadata: {name: %s, namespace: %s, annotations: {}}
+        spec:
+        %s"""
+                    .formatted(name, NS, spec.indent(2)),
+                Cluster.class);
+    return client.resource(cluster).create();
+  }
+
+  static Cluster get(String name) {
+    return client.resources(Cluster.class).inNamespace(NS).withName(name).get();
+  }
+
+  private static void edit(String name, UnaryOperator<Cluster> change) {
+    client.resources(Cluster.class).inNamespace(NS).withName(name).edit(change);
+  }
+
+  private static Cluster awaitReason(String name, String reason) {
+    return await()
+        .atMost(WITHIN)
+        .until(
+            () -> get(name),
+            c ->
+                c.getStatus() != null
+                    && Conditions.find(c.getStatus().conditions, Conditions.READY)
+                        .map(r -> reason.equals(r.getReason()))
+                        .orElse(false));
+  }
+
+  private static StatefulSet statefulSet(String name) {
+    return client.apps().statefulSets().inNamespace(NS).withName(name).get();
+  }
+
+  private static String revision(StatefulSet set) {
+    return set.getSpec()
+        .getTemplate()
+        .getMetadata()
+        .getAnnotations()
+        .get(ClusterModel.REVISION_ANNOTATION);
+  }
+
+  private static PersistentVolumeClaim claim(String name, String size) {
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace(NS)
+        .endMetadata()
+        .withNewSpec()
+        .withAccessModes("ReadWriteOnce")
+        .withNewResources()
+        .withRequests(Map.of("storage", new Quantity(size)))
+        .endResources()
+        .endSpec()
+        .build();
+  }
+}

@@ -1,0 +1,125 @@
+package io.tidelog.operator.cluster;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+
+/**
+ * What the brokers say of themselves, read once through kafka-clients' Admin: the active
+ * controller, and every partition's replicas, ISR and {@code min.insync.replicas}. A snapshot; the
+ * roller decides on it.
+ */
+record BrokerView(Optional<Integer> controllerId, List<PartitionView> partitions) {
+  private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+  /** One partition: the brokers holding it, those in sync, and how many must be. */
+  record PartitionView(String name, List<Integer> replicas, Set<Integer> isr, int minIsr) {}
+
+  /** The active controller's broker id, or empty when there is none. */
+  static Optional<Integer> controller(String bootstrapServers) throws Exception {
+    try (Admin admin = admin(bootstrapServers)) {
+      return controllerOf(admin);
+    }
+  }
+
+  private static Optional<Integer> controllerOf(Admin admin) throws Exception {
+    Node controller =
+        admin.describeCluster().controller().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    return controller == null || controller.isEmpty()
+        ? Optional.empty()
+        : Optional.of(controller.id());
+  }
+
+  private static Admin admin(String bootstrapServers) {
+    return Admin.create(
+        Map.of(
+            AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+            bootstrapServers,
+            AdminClientConfig.CLIENT_ID_CONFIG,
+            "tidelog-operator",
+            AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+            (int) TIMEOUT.toMillis(),
+            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+            (int) TIMEOUT.toMillis()));
+  }
+
+  static BrokerView read(String bootstrapServers) throws Exception {
+    try (Admin admin = admin(bootstrapServers)) {
+      Optional<Integer> controller = controllerOf(admin);
+      Set<String> names =
+          admin
+              .listTopics(new ListTopicsOptions().listInternal(true))
+              .names()
+              .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      Map<String, TopicDescription> topics =
+          admin
+              .describeTopics(names)
+              .allTopicNames()
+              .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      List<ConfigResource> resources =
+          names.stream().map(n -> new ConfigResource(ConfigResource.Type.TOPIC, n)).toList();
+      Map<ConfigResource, Config> configs =
+          admin.describeConfigs(resources).all().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      List<PartitionView> partitions = new ArrayList<>();
+      for (TopicDescription topic : topics.values()) {
+        var minIsr =
+            configs
+                .get(new ConfigResource(ConfigResource.Type.TOPIC, topic.name()))
+                .get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
+        int minIsrCount = minIsr == null ? 1 : Integer.parseInt(minIsr.value());
+        for (TopicPartitionInfo p : topic.partitions()) {
+          partitions.add(
+              new PartitionView(
+                  topic.name() + "-" + p.partition(),
+                  p.replicas().stream().map(Node::id).toList(),
+                  new TreeSet<>(p.isr().stream().map(Node::id).toList()),
+                  minIsrCount));
+        }
+      }
+      return new BrokerView(controller, partitions);
+    }
+  }
+
+  /**
+   * The partitions that restarting {@code brokerId} would take below {@code min.insync.replicas}. A
+   * partition with no more replicas than its minimum cannot stay writable through any restart, so
+   * it does not block one (Strimzi's rule).
+   */
+  List<String> wouldFallBelowMinIsr(int brokerId) {
+    return partitions.stream()
+        .filter(p -> p.replicas.size() > p.minIsr)
+        .filter(p -> p.isr.contains(brokerId) && p.isr.size() - 1 < p.minIsr)
+        .map(PartitionView::name)
+        .toList();
+  }
+
+  /** Partitions whose replicas are not all in sync: a restarted broker still catching up. */
+  List<String> underReplicated() {
+    return partitions.stream()
+        .filter(p -> p.isr.size() < p.replicas.size())
+        .map(PartitionView::name)
+        .toList();
+  }
+
+  /** Partitions with a replica on one of {@code brokerIds}. */
+  List<String> hostedBy(Set<Integer> brokerIds) {
+    return partitions.stream()
+        .filter(p -> p.replicas.stream().anyMatch(brokerIds::contains))
+        .map(PartitionView::name)
+        .toList();
+  }
+}

@@ -1,0 +1,560 @@
+package io.tidelog.operator.cluster;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.ClusterSpec;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+/**
+ * The Kubernetes objects that a {@link Cluster} should have: pure functions of the resource, so
+ * that the same spec always yields the same objects (and the same revision hash).
+ *
+ * <p>Brokers run in a StatefulSet {@code <name>-broker} with {@code OnDelete} updates: the operator
+ * decides when each pod restarts. Broker {@code i} is pod {@code <name>-broker-i}, and advertises
+ * its stable DNS name under the headless Service {@code <name>-brokers}. Each pod template carries
+ * {@link #REVISION_ANNOTATION}, a hash of everything that needs a restart to take effect; a pod
+ * whose annotation differs from the StatefulSet's is out of date.
+ */
+public final class ClusterModel {
+  public static final String REVISION_ANNOTATION = "tidelog.io/revision";
+  public static final String DESIRED_HASH_ANNOTATION = "tidelog.io/desired-hash";
+
+  /** On a Cluster: a new value rolls every broker, safely, as a configuration change would. */
+  public static final String MANUAL_ROLL_ANNOTATION = "tidelog.io/manual-rolling-update";
+
+  public static final int KAFKA_PORT = 9092;
+  public static final int HTTP_PORT = 8080;
+  static final int ETCD_CLIENT_PORT = 2379;
+  static final int ETCD_PEER_PORT = 2380;
+  static final String DATA_DIR = "/var/lib/tidelog";
+  static final String CONFIG_DIR = "/etc/tidelog";
+
+  /** The broker configs that the operator sets itself (the broker's names, BrokerConfig). */
+  public static final Set<String> OWNED_CONFIGS =
+      Set.of(
+          "node.id",
+          "listeners",
+          "advertised.listeners",
+          "log.dirs",
+          "broker.rack",
+          "tidelog.etcd.endpoints",
+          "tidelog.http.port");
+
+  private ClusterModel() {}
+
+  static String brokerSet(Cluster c) {
+    return c.getMetadata().getName() + "-broker";
+  }
+
+  static String headlessService(Cluster c) {
+    return c.getMetadata().getName() + "-brokers";
+  }
+
+  static String bootstrapService(Cluster c) {
+    return c.getMetadata().getName() + "-bootstrap";
+  }
+
+  static String etcdSet(Cluster c) {
+    return c.getMetadata().getName() + "-etcd";
+  }
+
+  static String etcdClientService(Cluster c) {
+    return c.getMetadata().getName() + "-etcd-client";
+  }
+
+  static String brokerPod(Cluster c, int id) {
+    return brokerSet(c) + "-" + id;
+  }
+
+  /** The PersistentVolumeClaim that the StatefulSet made for broker {@code id}. */
+  static String dataClaim(Cluster c, int id) {
+    return "data-" + brokerPod(c, id);
+  }
+
+  /** The address Kafka clients inside Kubernetes bootstrap from. */
+  public static String bootstrapServers(Cluster c) {
+    return "%s.%s.svc:%d"
+        .formatted(bootstrapService(c), c.getMetadata().getNamespace(), KAFKA_PORT);
+  }
+
+  static Map<String, String> labels(Cluster c, String component) {
+    Map<String, String> labels = new TreeMap<>();
+    labels.put("app.kubernetes.io/name", "tidelog");
+    labels.put("app.kubernetes.io/instance", c.getMetadata().getName());
+    labels.put("app.kubernetes.io/component", component);
+    labels.put("app.kubernetes.io/managed-by", "tidelog-operator");
+    return labels;
+  }
+
+  /** Everything the Cluster should have, in the order to create it. */
+  static List<HasMetadata> desired(Cluster c) {
+    List<HasMetadata> objects = new ArrayList<>();
+    if (c.getSpec().etcd.endpoints == null) {
+      objects.add(etcdPeerService(c));
+      objects.add(etcdClientServiceObject(c));
+      objects.add(etcdStatefulSet(c));
+    }
+    objects.add(configMap(c));
+    objects.add(headlessServiceObject(c));
+    objects.add(bootstrapServiceObject(c));
+    objects.add(brokerStatefulSet(c));
+    objects.add(podDisruptionBudget(c));
+    return objects;
+  }
+
+  static String etcdEndpoints(Cluster c) {
+    List<String> external = c.getSpec().etcd.endpoints;
+    return external != null
+        ? String.join(",", external)
+        : "http://%s.%s.svc:%d"
+            .formatted(etcdClientService(c), c.getMetadata().getNamespace(), ETCD_CLIENT_PORT);
+  }
+
+  /** server.properties for every broker; node.id and advertised.listeners come per pod. */
+  static String serverProperties(Cluster c) {
+    Map<String, String> config = new TreeMap<>();
+    if (c.getSpec().config != null) {
+      config.putAll(c.getSpec().config);
+    }
+    config.put("listeners", "PLAINTEXT://0.0.0.0:" + KAFKA_PORT);
+    config.put("log.dirs", DATA_DIR + "/data");
+    config.put("tidelog.etcd.endpoints", etcdEndpoints(c));
+    config.put("tidelog.http.port", String.valueOf(HTTP_PORT));
+    return config.entrySet().stream()
+        .map(e -> e.getKey() + "=" + e.getValue())
+        .collect(
+            Collectors.joining(
+                "\n",
+                "# Written by the Tidelog operator from Cluster "
+                    + c.getMetadata().getName()
+                    + "\n",
+                "\n"));
+  }
+
+  static ConfigMap configMap(Cluster c) {
+    return withHash(
+        new ConfigMapBuilder()
+            .withMetadata(meta(c, c.getMetadata().getName() + "-config", "broker"))
+            .withData(Map.of("server.properties", serverProperties(c)))
+            .build());
+  }
+
+  static Service headlessServiceObject(Cluster c) {
+    return withHash(
+        new ServiceBuilder()
+            .withMetadata(meta(c, headlessService(c), "broker"))
+            .withNewSpec()
+            .withClusterIP("None")
+            .withPublishNotReadyAddresses(true)
+            .withSelector(labels(c, "broker"))
+            .addNewPort()
+            .withName("kafka")
+            .withPort(KAFKA_PORT)
+            .endPort()
+            .addNewPort()
+            .withName("http")
+            .withPort(HTTP_PORT)
+            .endPort()
+            .endSpec()
+            .build());
+  }
+
+  static Service bootstrapServiceObject(Cluster c) {
+    return withHash(
+        new ServiceBuilder()
+            .withMetadata(meta(c, bootstrapService(c), "broker"))
+            .withNewSpec()
+            .withType("ClusterIP")
+            .withSelector(labels(c, "broker"))
+            .addNewPort()
+            .withName("kafka")
+            .withPort(KAFKA_PORT)
+            .endPort()
+            .endSpec()
+            .build());
+  }
+
+  static StatefulSet brokerStatefulSet(Cluster c) {
+    ClusterSpec spec = c.getSpec();
+    PodTemplateSpec template = brokerPodTemplate(c);
+    template.getMetadata().getAnnotations().put(REVISION_ANNOTATION, hash(template));
+    if (spec.metrics == null || spec.metrics.enabled) {
+      // Outside the revision: scraping needs no restart.
+      template.getMetadata().getAnnotations().put("prometheus.io/scrape", "true");
+      template.getMetadata().getAnnotations().put("prometheus.io/port", String.valueOf(HTTP_PORT));
+      template.getMetadata().getAnnotations().put("prometheus.io/path", "/metrics");
+    }
+    String retention = spec.storage.deleteClaim ? "Delete" : "Retain";
+    return withHash(
+        new StatefulSetBuilder()
+            .withMetadata(meta(c, brokerSet(c), "broker"))
+            .withNewSpec()
+            .withReplicas(spec.replicas)
+            .withServiceName(headlessService(c))
+            .withPodManagementPolicy("Parallel")
+            .withNewUpdateStrategy()
+            .withType("OnDelete")
+            .endUpdateStrategy()
+            .withNewSelector()
+            .withMatchLabels(labels(c, "broker"))
+            .endSelector()
+            .withTemplate(template)
+            .withVolumeClaimTemplates(claimTemplate("data", spec.storage))
+            .withNewPersistentVolumeClaimRetentionPolicy()
+            .withWhenDeleted(retention)
+            .withWhenScaled(retention)
+            .endPersistentVolumeClaimRetentionPolicy()
+            .endSpec()
+            .build());
+  }
+
+  private static PodTemplateSpec brokerPodTemplate(Cluster c) {
+    ClusterSpec spec = c.getSpec();
+    String self =
+        "$(POD_NAME).%s.%s.svc".formatted(headlessService(c), c.getMetadata().getNamespace());
+    List<EnvVar> env = new ArrayList<>();
+    env.add(
+        new EnvVarBuilder()
+            .withName("POD_NAME")
+            .withNewValueFrom()
+            .withNewFieldRef()
+            .withFieldPath("metadata.name")
+            .endFieldRef()
+            .endValueFrom()
+            .build());
+    env.add(
+        new EnvVarBuilder()
+            .withName("TIDELOG_ADVERTISED_LISTENERS")
+            .withValue("PLAINTEXT://" + self + ":" + KAFKA_PORT)
+            .build());
+    env.add(new EnvVarBuilder().withName("JAVA_OPTS").withValue(javaOptions(spec.jvm)).build());
+    Container broker =
+        new ContainerBuilder()
+            .withName("broker")
+            .withImage(spec.image + ":" + spec.version)
+            // The broker id is the pod's ordinal, the suffix of its name.
+            .withCommand(
+                "sh",
+                "-c",
+                "export TIDELOG_NODE_ID=\"${POD_NAME##*-}\"; exec /opt/tidelog/bin/broker --config "
+                    + CONFIG_DIR
+                    + "/server.properties")
+            .withEnv(env)
+            .addNewPort()
+            .withName("kafka")
+            .withContainerPort(KAFKA_PORT)
+            .endPort()
+            .addNewPort()
+            .withName("http")
+            .withContainerPort(HTTP_PORT)
+            .endPort()
+            .withNewReadinessProbe()
+            .withNewHttpGet()
+            .withPath("/readyz")
+            .withNewPort(HTTP_PORT)
+            .endHttpGet()
+            .withPeriodSeconds(5)
+            .endReadinessProbe()
+            .withNewLivenessProbe()
+            .withNewHttpGet()
+            .withPath("/healthz")
+            .withNewPort(HTTP_PORT)
+            .endHttpGet()
+            .withPeriodSeconds(10)
+            .withFailureThreshold(6)
+            .endLivenessProbe()
+            .withResources(spec.resources)
+            .addNewVolumeMount()
+            .withName("data")
+            .withMountPath(DATA_DIR)
+            .endVolumeMount()
+            .addNewVolumeMount()
+            .withName("config")
+            .withMountPath(CONFIG_DIR)
+            .endVolumeMount()
+            .withNewSecurityContext()
+            .withRunAsNonRoot(true)
+            .withAllowPrivilegeEscalation(false)
+            .withNewCapabilities()
+            .withDrop("ALL")
+            .endCapabilities()
+            .endSecurityContext()
+            .build();
+    PodTemplateSpecBuilder template =
+        new PodTemplateSpecBuilder()
+            .withNewMetadata()
+            .withLabels(labels(c, "broker"))
+            .withAnnotations(podAnnotations(c))
+            .endMetadata()
+            .withNewSpec()
+            .withContainers(broker)
+            // Room for a controlled shutdown: leadership moves before the process exits.
+            .withTerminationGracePeriodSeconds(120L)
+            .withNewSecurityContext()
+            .withRunAsNonRoot(true)
+            .withRunAsUser(1000L)
+            .withFsGroup(1000L)
+            .endSecurityContext()
+            .addNewVolume()
+            .withName("config")
+            .withNewConfigMap()
+            .withName(c.getMetadata().getName() + "-config")
+            .endConfigMap()
+            .endVolume()
+            .endSpec();
+    if (spec.rack != null) {
+      template
+          .editSpec()
+          .addNewTopologySpreadConstraint()
+          .withTopologyKey(spec.rack.topologyKey)
+          .withMaxSkew(1)
+          .withWhenUnsatisfiable("ScheduleAnyway")
+          .withNewLabelSelector()
+          .withMatchLabels(labels(c, "broker"))
+          .endLabelSelector()
+          .endTopologySpreadConstraint()
+          .endSpec();
+    }
+    return template.build();
+  }
+
+  private static Map<String, String> podAnnotations(Cluster c) {
+    Map<String, String> annotations = new TreeMap<>();
+    annotations.put("tidelog.io/config-hash", hash(serverProperties(c)));
+    Map<String, String> own = c.getMetadata().getAnnotations();
+    if (own != null && own.containsKey(MANUAL_ROLL_ANNOTATION)) {
+      annotations.put(MANUAL_ROLL_ANNOTATION, own.get(MANUAL_ROLL_ANNOTATION));
+    }
+    return annotations;
+  }
+
+  static String javaOptions(ClusterSpec.Jvm jvm) {
+    List<String> options = new ArrayList<>();
+    if (jvm != null && jvm.heap != null) {
+      options.add("-Xms" + jvm.heap);
+      options.add("-Xmx" + jvm.heap);
+    }
+    if (jvm != null && jvm.options != null) {
+      options.addAll(jvm.options);
+    }
+    return String.join(" ", options);
+  }
+
+  private static PersistentVolumeClaim claimTemplate(String name, ClusterSpec.Storage storage) {
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .endMetadata()
+        .withNewSpec()
+        .withAccessModes("ReadWriteOnce")
+        .withStorageClassName(storage.storageClass)
+        .withNewResources()
+        .withRequests(Map.of("storage", new Quantity(storage.size)))
+        .endResources()
+        .endSpec()
+        .build();
+  }
+
+  static PodDisruptionBudget podDisruptionBudget(Cluster c) {
+    return withHash(
+        new PodDisruptionBudgetBuilder()
+            .withMetadata(meta(c, c.getMetadata().getName() + "-broker", "broker"))
+            .withNewSpec()
+            .withNewMaxUnavailable(1)
+            .withNewSelector()
+            .withMatchLabels(labels(c, "broker"))
+            .endSelector()
+            .endSpec()
+            .build());
+  }
+
+  static Service etcdPeerService(Cluster c) {
+    return withHash(
+        new ServiceBuilder()
+            .withMetadata(meta(c, etcdSet(c), "etcd"))
+            .withNewSpec()
+            .withClusterIP("None")
+            .withPublishNotReadyAddresses(true)
+            .withSelector(labels(c, "etcd"))
+            .addNewPort()
+            .withName("client")
+            .withPort(ETCD_CLIENT_PORT)
+            .endPort()
+            .addNewPort()
+            .withName("peer")
+            .withPort(ETCD_PEER_PORT)
+            .endPort()
+            .endSpec()
+            .build());
+  }
+
+  static Service etcdClientServiceObject(Cluster c) {
+    return withHash(
+        new ServiceBuilder()
+            .withMetadata(meta(c, etcdClientService(c), "etcd"))
+            .withNewSpec()
+            .withType("ClusterIP")
+            .withSelector(labels(c, "etcd"))
+            .addNewPort()
+            .withName("client")
+            .withPort(ETCD_CLIENT_PORT)
+            .endPort()
+            .endSpec()
+            .build());
+  }
+
+  static StatefulSet etcdStatefulSet(Cluster c) {
+    ClusterSpec.Etcd etcd = c.getSpec().etcd;
+    String ns = c.getMetadata().getNamespace();
+    String peers =
+        IntStream.range(0, etcd.replicas)
+            .mapToObj(
+                i ->
+                    "%s-%d=http://%s-%d.%s.%s.svc:%d"
+                        .formatted(etcdSet(c), i, etcdSet(c), i, etcdSet(c), ns, ETCD_PEER_PORT))
+            .collect(Collectors.joining(","));
+    String self = "$(POD_NAME).%s.%s.svc".formatted(etcdSet(c), ns);
+    Container container =
+        new ContainerBuilder()
+            .withName("etcd")
+            .withImage(etcd.image)
+            .withCommand(
+                "etcd",
+                "--name=$(POD_NAME)",
+                "--data-dir=/var/lib/etcd/data",
+                "--listen-client-urls=http://0.0.0.0:" + ETCD_CLIENT_PORT,
+                "--advertise-client-urls=http://" + self + ":" + ETCD_CLIENT_PORT,
+                "--listen-peer-urls=http://0.0.0.0:" + ETCD_PEER_PORT,
+                "--initial-advertise-peer-urls=http://" + self + ":" + ETCD_PEER_PORT,
+                "--initial-cluster=" + peers,
+                "--initial-cluster-state=new",
+                "--initial-cluster-token=" + c.getMetadata().getName())
+            .withEnv(
+                new EnvVarBuilder()
+                    .withName("POD_NAME")
+                    .withNewValueFrom()
+                    .withNewFieldRef()
+                    .withFieldPath("metadata.name")
+                    .endFieldRef()
+                    .endValueFrom()
+                    .build())
+            .addNewPort()
+            .withName("client")
+            .withContainerPort(ETCD_CLIENT_PORT)
+            .endPort()
+            .addNewPort()
+            .withName("peer")
+            .withContainerPort(ETCD_PEER_PORT)
+            .endPort()
+            .withNewReadinessProbe()
+            .withNewHttpGet()
+            .withPath("/health")
+            .withNewPort(ETCD_CLIENT_PORT)
+            .endHttpGet()
+            .withPeriodSeconds(5)
+            .endReadinessProbe()
+            .addNewVolumeMount()
+            .withName("data")
+            .withMountPath("/var/lib/etcd")
+            .endVolumeMount()
+            .build();
+    ClusterSpec.Storage storage = etcd.storage != null ? etcd.storage : defaultEtcdStorage();
+    return withHash(
+        new StatefulSetBuilder()
+            .withMetadata(meta(c, etcdSet(c), "etcd"))
+            .withNewSpec()
+            .withReplicas(etcd.replicas)
+            .withServiceName(etcdSet(c))
+            .withPodManagementPolicy("Parallel")
+            .withNewSelector()
+            .withMatchLabels(labels(c, "etcd"))
+            .endSelector()
+            .withNewTemplate()
+            .withNewMetadata()
+            .withLabels(labels(c, "etcd"))
+            .endMetadata()
+            .withNewSpec()
+            .withContainers(container)
+            .endSpec()
+            .endTemplate()
+            .withVolumeClaimTemplates(claimTemplate("data", storage))
+            .endSpec()
+            .build());
+  }
+
+  private static ClusterSpec.Storage defaultEtcdStorage() {
+    ClusterSpec.Storage storage = new ClusterSpec.Storage();
+    storage.size = "1Gi";
+    return storage;
+  }
+
+  private static ObjectMeta meta(Cluster c, String name, String component) {
+    return new ObjectMetaBuilder()
+        .withName(name)
+        .withNamespace(c.getMetadata().getNamespace())
+        .withLabels(labels(c, component))
+        .withAnnotations(new LinkedHashMap<>())
+        // Kubernetes' garbage collector deletes what a deleted Cluster owned: no finalizer to hang.
+        .withOwnerReferences(
+            new OwnerReferenceBuilder()
+                .withApiVersion(c.getApiVersion())
+                .withKind(c.getKind())
+                .withName(c.getMetadata().getName())
+                .withUid(c.getMetadata().getUid())
+                .withController(true)
+                .withBlockOwnerDeletion(true)
+                .build())
+        .build();
+  }
+
+  /**
+   * Stamps the object with a hash of its desired form, to tell later whether it needs an update.
+   */
+  private static <T extends HasMetadata> T withHash(T object) {
+    object.getMetadata().getAnnotations().put(DESIRED_HASH_ANNOTATION, hash(object));
+    return object;
+  }
+
+  static String hash(Object value) {
+    String text = value instanceof String s ? s : Serialization.asJson(value);
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest, 0, 8);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is part of every JDK", e);
+    }
+  }
+}

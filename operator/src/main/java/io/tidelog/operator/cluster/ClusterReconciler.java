@@ -1,0 +1,381 @@
+package io.tidelog.operator.cluster;
+
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.ClusterStatus;
+import io.tidelog.operator.api.Conditions;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps a {@link Cluster}'s brokers and etcd as declared, as a pipeline: pause? check the spec,
+ * apply the desired objects, grow volumes, roll one out-of-date broker pod, report. No finalizer:
+ * everything it creates is owned by the Cluster, so Kubernetes' garbage collector removes it with
+ * the Cluster, and a namespace never waits on the operator to be deleted.
+ */
+// Not generation-aware: the pause and manual-roll annotations change no generation.
+@ControllerConfiguration(name = "cluster", generationAwareEventProcessing = false)
+@GradualRetry(maxAttempts = -1, initialInterval = 1_000, maxInterval = 30_000)
+public class ClusterReconciler implements Reconciler<Cluster> {
+  public static final String PAUSE_ANNOTATION = "tidelog.io/pause-reconciliation";
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterReconciler.class);
+  private static final Duration WHILE_CHANGING = Duration.ofSeconds(5);
+
+  private final Function<Cluster, String> brokerAddress;
+
+  /**
+   * @param brokerAddress how the operator reaches a Cluster's brokers: its bootstrap Service when
+   *     the operator runs in Kubernetes
+   */
+  public ClusterReconciler(Function<Cluster, String> brokerAddress) {
+    this.brokerAddress = brokerAddress;
+  }
+
+  @Override
+  public List<EventSource<?, Cluster>> prepareEventSources(EventSourceContext<Cluster> context) {
+    // Pod changes (Ready, deleted, recreated) drive the roll forward.
+    var pods =
+        InformerEventSourceConfiguration.from(Pod.class, Cluster.class)
+            .withLabelSelector("app.kubernetes.io/managed-by=tidelog-operator")
+            .withSecondaryToPrimaryMapper(
+                pod ->
+                    Set.of(
+                        new ResourceID(
+                            pod.getMetadata().getLabels().get("app.kubernetes.io/instance"),
+                            pod.getMetadata().getNamespace())))
+            .build();
+    return List.of(new InformerEventSource<>(pods, context));
+  }
+
+  @Override
+  public UpdateControl<Cluster> reconcile(Cluster cluster, Context<Cluster> context)
+      throws Exception {
+    KubernetesClient client = context.getClient();
+    ClusterStatus status = copy(cluster.getStatus());
+    Long generation = cluster.getMetadata().getGeneration();
+    status.observedGeneration = generation;
+    if ("true".equals(annotation(cluster, PAUSE_ANNOTATION))) {
+      Conditions.set(
+          status.conditions,
+          Conditions.PAUSED,
+          true,
+          "Paused",
+          "metadata.annotations: " + PAUSE_ANNOTATION + " is set; the operator changes nothing",
+          generation);
+      return update(cluster, status);
+    }
+    Conditions.remove(status.conditions, Conditions.PAUSED);
+    String ns = cluster.getMetadata().getNamespace();
+    StatefulSet brokers =
+        client
+            .apps()
+            .statefulSets()
+            .inNamespace(ns)
+            .withName(ClusterModel.brokerSet(cluster))
+            .get();
+    StatefulSet etcd =
+        client.apps().statefulSets().inNamespace(ns).withName(ClusterModel.etcdSet(cluster)).get();
+    List<PersistentVolumeClaim> claims = claims(client, cluster, brokers);
+    Optional<String> problem =
+        SpecChecks.problem(
+            cluster, brokers, etcd, claims, () -> BrokerView.read(brokerAddress.apply(cluster)));
+    if (problem.isPresent()) {
+      Conditions.set(
+          status.conditions, Conditions.ERROR, true, "InvalidSpec", problem.get(), generation);
+      Conditions.set(
+          status.conditions, Conditions.READY, false, "InvalidSpec", problem.get(), generation);
+      Conditions.set(
+          status.conditions,
+          Conditions.RECONCILING,
+          false,
+          "InvalidSpec",
+          "the spec is refused; nothing was changed",
+          generation);
+      return update(cluster, status);
+    }
+    Conditions.remove(status.conditions, Conditions.ERROR);
+    List<HasMetadata> desired = ClusterModel.desired(cluster);
+    desired.forEach(object -> apply(client, object));
+    growClaims(client, cluster, claims);
+    StatefulSet brokerSet =
+        (StatefulSet)
+            desired.stream()
+                .filter(StatefulSet.class::isInstance)
+                .filter(o -> o.getMetadata().getName().equals(ClusterModel.brokerSet(cluster)))
+                .findFirst()
+                .orElseThrow();
+    String revision =
+        brokerSet
+            .getSpec()
+            .getTemplate()
+            .getMetadata()
+            .getAnnotations()
+            .get(ClusterModel.REVISION_ANNOTATION);
+    Map<Integer, Pod> pods = brokerPods(client, cluster);
+    Roller.Decision decision =
+        Roller.next(
+            cluster.getSpec().replicas,
+            revision,
+            pods,
+            () -> BrokerView.read(brokerAddress.apply(cluster)));
+    if (decision instanceof Roller.Restart restart) {
+      restart(client, cluster, pods.get(restart.brokerId()), restart.reason());
+    }
+    report(cluster, status, pods, decision);
+    boolean done =
+        decision instanceof Roller.Done && Conditions.isTrue(status.conditions, Conditions.READY);
+    return done ? update(cluster, status) : update(cluster, status).rescheduleAfter(WHILE_CHANGING);
+  }
+
+  /** Ready brokers, bootstrap address, controller, and the Ready/Reconciling conditions. */
+  private void report(
+      Cluster cluster, ClusterStatus status, Map<Integer, Pod> pods, Roller.Decision decision) {
+    Long generation = cluster.getMetadata().getGeneration();
+    int replicas = cluster.getSpec().replicas;
+    status.readyBrokers =
+        (int)
+            pods.entrySet().stream()
+                .filter(e -> e.getKey() < replicas)
+                .filter(e -> Roller.isReady(e.getValue()))
+                .count();
+    status.bootstrapServers = ClusterModel.bootstrapServers(cluster);
+    if (status.readyBrokers > 0) {
+      try {
+        status.controllerId = BrokerView.controller(brokerAddress.apply(cluster)).orElse(null);
+      } catch (Exception e) {
+        LOG.debug(
+            "Cluster {}: no controller id: {}", cluster.getMetadata().getName(), e.toString());
+      }
+    }
+    String doing;
+    if (decision instanceof Roller.Restart r) {
+      doing = "restarting broker " + r.brokerId() + ": " + r.reason();
+    } else if (decision instanceof Roller.Wait w) {
+      doing = "rolling: " + w.why();
+    } else {
+      doing = status.readyBrokers == replicas ? null : "waiting for brokers to be Ready";
+    }
+    if (doing == null) {
+      Conditions.set(
+          status.conditions,
+          Conditions.READY,
+          true,
+          "Ready",
+          "%d of %d brokers are Ready and up to date".formatted(status.readyBrokers, replicas),
+          generation);
+      Conditions.set(
+          status.conditions,
+          Conditions.RECONCILING,
+          false,
+          "Reconciled",
+          "the cluster is as declared",
+          generation);
+    } else {
+      String reason = decision instanceof Roller.Done ? "BrokersNotReady" : "RollingUpdate";
+      Conditions.set(
+          status.conditions,
+          Conditions.READY,
+          false,
+          reason,
+          "%d of %d brokers are Ready; %s".formatted(status.readyBrokers, replicas, doing),
+          generation);
+      Conditions.set(status.conditions, Conditions.RECONCILING, true, reason, doing, generation);
+    }
+  }
+
+  /** Creates the object, or replaces it when its desired form changed since it was written. */
+  private static void apply(KubernetesClient client, HasMetadata desired) {
+    HasMetadata existing = client.resource(desired).get();
+    if (existing == null) {
+      client.resource(desired).create();
+      return;
+    }
+    String hash = ClusterModel.DESIRED_HASH_ANNOTATION;
+    if (desired.getMetadata().getAnnotations().get(hash).equals(annotation(existing, hash))) {
+      return;
+    }
+    if (existing instanceof StatefulSet old && desired instanceof StatefulSet set) {
+      // Immutable once created; volumes grow through their claims instead.
+      set.getSpec().setVolumeClaimTemplates(old.getSpec().getVolumeClaimTemplates());
+    }
+    if (existing instanceof Service old && desired instanceof Service service) {
+      service.getSpec().setClusterIP(old.getSpec().getClusterIP());
+      service.getSpec().setClusterIPs(old.getSpec().getClusterIPs());
+    }
+    desired.getMetadata().setResourceVersion(existing.getMetadata().getResourceVersion());
+    client.resource(desired).update();
+  }
+
+  private static List<PersistentVolumeClaim> claims(
+      KubernetesClient client, Cluster cluster, StatefulSet brokers) {
+    if (brokers == null) {
+      return List.of();
+    }
+    return java.util.stream.IntStream.range(0, brokers.getSpec().getReplicas())
+        .mapToObj(
+            id ->
+                client
+                    .persistentVolumeClaims()
+                    .inNamespace(cluster.getMetadata().getNamespace())
+                    .withName(ClusterModel.dataClaim(cluster, id))
+                    .get())
+        .filter(java.util.Objects::nonNull)
+        .toList();
+  }
+
+  /** Asks for the larger size on each claim; the storage class must allow volume expansion. */
+  private static void growClaims(
+      KubernetesClient client, Cluster cluster, List<PersistentVolumeClaim> claims) {
+    Quantity wanted = new Quantity(cluster.getSpec().storage.size);
+    BigDecimal wantedBytes = Quantity.getAmountInBytes(wanted);
+    for (PersistentVolumeClaim claim : claims) {
+      Quantity size = claim.getSpec().getResources().getRequests().get("storage");
+      if (size == null || Quantity.getAmountInBytes(size).compareTo(wantedBytes) < 0) {
+        client
+            .persistentVolumeClaims()
+            .inNamespace(claim.getMetadata().getNamespace())
+            .withName(claim.getMetadata().getName())
+            .edit(
+                c -> {
+                  c.getSpec().getResources().getRequests().put("storage", wanted);
+                  return c;
+                });
+      }
+    }
+  }
+
+  private static Map<Integer, Pod> brokerPods(KubernetesClient client, Cluster cluster) {
+    Map<Integer, Pod> pods = new HashMap<>();
+    String prefix = ClusterModel.brokerSet(cluster) + "-";
+    client
+        .pods()
+        .inNamespace(cluster.getMetadata().getNamespace())
+        .withLabels(ClusterModel.labels(cluster, "broker"))
+        .list()
+        .getItems()
+        .forEach(
+            pod -> {
+              String name = pod.getMetadata().getName();
+              if (name.startsWith(prefix) && name.substring(prefix.length()).matches("[0-9]+")) {
+                pods.put(Integer.parseInt(name.substring(prefix.length())), pod);
+              }
+            });
+    return pods;
+  }
+
+  /**
+   * Deletes the pod, so that the StatefulSet recreates it from the current template, and says why.
+   */
+  private static void restart(KubernetesClient client, Cluster cluster, Pod pod, String reason) {
+    String message = "Restarting broker pod %s: %s".formatted(pod.getMetadata().getName(), reason);
+    LOG.info(
+        "Cluster {}/{}: {}",
+        cluster.getMetadata().getNamespace(),
+        cluster.getMetadata().getName(),
+        message);
+    client.resource(pod).delete();
+    String now = Instant.now().toString();
+    client
+        .v1()
+        .events()
+        .inNamespace(cluster.getMetadata().getNamespace())
+        .resource(
+            new EventBuilder()
+                .withNewMetadata()
+                .withGenerateName(cluster.getMetadata().getName() + "-")
+                .endMetadata()
+                .withNewInvolvedObject()
+                .withApiVersion(cluster.getApiVersion())
+                .withKind(cluster.getKind())
+                .withName(cluster.getMetadata().getName())
+                .withNamespace(cluster.getMetadata().getNamespace())
+                .withUid(cluster.getMetadata().getUid())
+                .endInvolvedObject()
+                .withType("Normal")
+                .withReason("BrokerRestart")
+                .withMessage(message)
+                .withFirstTimestamp(now)
+                .withLastTimestamp(now)
+                .withCount(1)
+                .withNewSource()
+                .withComponent("tidelog-operator")
+                .endSource()
+                .build())
+        .create();
+  }
+
+  @Override
+  public ErrorStatusUpdateControl<Cluster> updateErrorStatus(
+      Cluster cluster, Context<Cluster> context, Exception e) {
+    LOG.warn(
+        "Cluster {}/{}: {}",
+        cluster.getMetadata().getNamespace(),
+        cluster.getMetadata().getName(),
+        e.toString());
+    ClusterStatus status = copy(cluster.getStatus());
+    Long generation = cluster.getMetadata().getGeneration();
+    Conditions.set(
+        status.conditions,
+        Conditions.ERROR,
+        true,
+        "ReconcileFailed",
+        "metadata.name: " + e.getMessage(),
+        generation);
+    Conditions.set(
+        status.conditions,
+        Conditions.READY,
+        false,
+        "ReconcileFailed",
+        "metadata.name: " + e.getMessage(),
+        generation);
+    cluster.setStatus(status);
+    return ErrorStatusUpdateControl.patchStatus(cluster);
+  }
+
+  private static String annotation(HasMetadata object, String key) {
+    Map<String, String> annotations = object.getMetadata().getAnnotations();
+    return annotations == null ? null : annotations.get(key);
+  }
+
+  private static UpdateControl<Cluster> update(Cluster cluster, ClusterStatus status) {
+    if (Serialization.asJson(status).equals(Serialization.asJson(cluster.getStatus()))) {
+      return UpdateControl.noUpdate();
+    }
+    cluster.setStatus(status);
+    return UpdateControl.patchStatus(cluster);
+  }
+
+  private static ClusterStatus copy(ClusterStatus status) {
+    return status == null
+        ? new ClusterStatus()
+        : Serialization.unmarshal(Serialization.asJson(status), ClusterStatus.class);
+  }
+}

@@ -1,0 +1,85 @@
+package io.tidelog.operator.cluster;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.ClusterSpec;
+import java.math.BigDecimal;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+/**
+ * The changes a Cluster's spec may not make, checked before anything is applied. Each problem is a
+ * message that starts with the field path, for the Error condition.
+ */
+final class SpecChecks {
+  private SpecChecks() {}
+
+  /**
+   * @param brokers the broker StatefulSet as it is, or null
+   * @param etcd the managed etcd StatefulSet as it is, or null
+   * @param claims the brokers' data claims
+   * @param view asked only when brokers would be removed
+   */
+  static Optional<String> problem(
+      Cluster cluster,
+      StatefulSet brokers,
+      StatefulSet etcd,
+      List<PersistentVolumeClaim> claims,
+      Callable<BrokerView> view)
+      throws Exception {
+    ClusterSpec spec = cluster.getSpec();
+    if (spec.config != null) {
+      Set<String> owned = new TreeSet<>(spec.config.keySet());
+      owned.retainAll(ClusterModel.OWNED_CONFIGS);
+      if (!owned.isEmpty()) {
+        return Optional.of(
+            "spec.config.%s: set by the operator; remove it from spec.config"
+                .formatted(owned.iterator().next()));
+      }
+    }
+    BigDecimal wanted = Quantity.getAmountInBytes(new Quantity(spec.storage.size));
+    for (PersistentVolumeClaim claim : claims) {
+      Quantity size = claim.getSpec().getResources().getRequests().get("storage");
+      if (size != null && Quantity.getAmountInBytes(size).compareTo(wanted) > 0) {
+        return Optional.of(
+            "spec.storage.size: cannot shrink volume %s from %s to %s; volumes can only grow"
+                .formatted(claim.getMetadata().getName(), size, spec.storage.size));
+      }
+    }
+    boolean managedEtcd = spec.etcd.endpoints == null;
+    if (etcd != null && !managedEtcd) {
+      return Optional.of(
+          "spec.etcd.endpoints: cannot move the cluster's metadata from its managed etcd to another");
+    }
+    if (etcd != null && !etcd.getSpec().getReplicas().equals(spec.etcd.replicas)) {
+      return Optional.of(
+          "spec.etcd.replicas: cannot change a managed etcd's members from %d to %d"
+              .formatted(etcd.getSpec().getReplicas(), spec.etcd.replicas));
+    }
+    if (brokers != null && brokers.getSpec().getReplicas() > spec.replicas) {
+      Set<Integer> removed =
+          IntStream.range(spec.replicas, brokers.getSpec().getReplicas())
+              .boxed()
+              .collect(Collectors.toCollection(TreeSet::new));
+      List<String> hosted = view.call().hostedBy(removed);
+      if (!hosted.isEmpty()) {
+        return Optional.of(
+            "spec.replicas: cannot scale down from %d to %d: brokers %s still host %d partition replicas, such as %s; reassign them first"
+                .formatted(
+                    brokers.getSpec().getReplicas(),
+                    spec.replicas,
+                    removed,
+                    hosted.size(),
+                    hosted.get(0)));
+      }
+    }
+    return Optional.empty();
+  }
+}
