@@ -61,6 +61,19 @@ final class DevCluster implements AutoCloseable {
     broker.onExit().get(30, TimeUnit.SECONDS);
   }
 
+  /** Stops broker {@code id} with SIGTERM, a controlled shutdown, and waits until it is gone. */
+  void stop(int id) throws Exception {
+    Path pidFile = dir.resolve("broker-" + id + "/pid");
+    ProcessHandle broker =
+        Files.exists(pidFile)
+            ? ProcessHandle.of(Long.parseLong(Files.readString(pidFile).strip())).orElse(null)
+            : null;
+    if (broker != null) { // else it is dead already
+      broker.destroy();
+      broker.onExit().get(COMMAND_TIMEOUT_S, TimeUnit.SECONDS);
+    }
+  }
+
   Result run(String... devArgs) throws Exception {
     List<String> command = new ArrayList<>(List.of(REPO.resolve("bin/tidelog").toString(), "dev"));
     command.add(devArgs[0]);

@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
@@ -20,10 +21,11 @@ import org.apache.kafka.common.config.TopicConfig;
 
 /**
  * What the brokers say of themselves, read once through kafka-clients' Admin: the active
- * controller, and every partition's replicas, ISR and {@code min.insync.replicas}. A snapshot; the
- * roller decides on it.
+ * controller, the live (registered) brokers, and every partition's replicas, ISR and {@code
+ * min.insync.replicas}. A snapshot; the roller decides on it.
  */
-record BrokerView(Optional<Integer> controllerId, List<PartitionView> partitions) {
+record BrokerView(
+    Optional<Integer> controllerId, Set<Integer> liveBrokers, List<PartitionView> partitions) {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
   /** One partition: the brokers holding it, those in sync, and how many must be. */
@@ -60,6 +62,10 @@ record BrokerView(Optional<Integer> controllerId, List<PartitionView> partitions
   static BrokerView read(String bootstrapServers) throws Exception {
     try (Admin admin = admin(bootstrapServers)) {
       Optional<Integer> controller = controllerOf(admin);
+      Set<Integer> live =
+          admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).stream()
+              .map(Node::id)
+              .collect(Collectors.toCollection(TreeSet::new));
       Set<String> names =
           admin
               .listTopics(new ListTopicsOptions().listInternal(true))
@@ -90,7 +96,7 @@ record BrokerView(Optional<Integer> controllerId, List<PartitionView> partitions
                   minIsrCount));
         }
       }
-      return new BrokerView(controller, partitions);
+      return new BrokerView(controller, live, partitions);
     }
   }
 
@@ -107,10 +113,15 @@ record BrokerView(Optional<Integer> controllerId, List<PartitionView> partitions
         .toList();
   }
 
-  /** Partitions whose replicas are not all in sync: a restarted broker still catching up. */
-  List<String> underReplicated() {
+  /**
+   * Partitions with a replica on a live broker that is not in the ISR: a broker catching up, such
+   * as the one restarted last. A replica on a broker that is down is not catching up; {@link
+   * #wouldFallBelowMinIsr} accounts for it.
+   */
+  List<String> catchingUp() {
     return partitions.stream()
-        .filter(p -> p.isr.size() < p.replicas.size())
+        .filter(
+            p -> p.replicas.stream().anyMatch(r -> liveBrokers.contains(r) && !p.isr.contains(r)))
         .map(PartitionView::name)
         .toList();
   }

@@ -17,7 +17,8 @@ import java.util.concurrent.Callable;
  *   <li>While a pod is missing or terminating, wait: the previous restart is still under way.
  *   <li>An out-of-date pod that is not Ready serves nothing: restart it first, unchecked.
  *   <li>While any pod is not Ready, wait.
- *   <li>While a partition is under-replicated, wait: the last restarted broker is catching up.
+ *   <li>While a live broker is out of some ISR, wait: it is catching up, such as the broker
+ *       restarted last.
  *   <li>Restart the lowest out-of-date ordinal whose restart leaves every partition at or above
  *       {@code min.insync.replicas}; the active controller goes last.
  * </ol>
@@ -70,10 +71,10 @@ final class Roller {
       }
     }
     BrokerView brokers = view.call();
-    List<String> lagging = brokers.underReplicated();
+    List<String> lagging = brokers.catchingUp();
     if (!lagging.isEmpty()) {
       return new Wait(
-          "waiting for %d under-replicated partitions to catch up, such as %s"
+          "waiting for the replicas of %d under-replicated partitions to catch up, such as %s"
               .formatted(lagging.size(), lagging.get(0)));
     }
     Optional<Integer> controller = brokers.controllerId();

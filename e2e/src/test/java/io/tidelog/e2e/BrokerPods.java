@@ -1,0 +1,122 @@
+package io.tidelog.e2e;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Plays Kubernetes' StatefulSet controller and kubelet for a Cluster's broker pods in the mock API,
+ * over the real brokers of a {@link DevCluster}: pod {@code i} is broker {@code i}. It makes each
+ * missing pod from the StatefulSet's current template, Ready. When a pod that it made disappears
+ * (the operator deleted it), it stops that broker with SIGTERM, as the kubelet would, starts it
+ * again, and then makes the pod anew. It records the order of those restarts and the most of its
+ * pods missing at once.
+ */
+final class BrokerPods implements AutoCloseable {
+  private static final long RUN_MAX_MS = TimeUnit.MINUTES.toMillis(10);
+
+  private final KubernetesClient client;
+  private final String namespace;
+  private final String statefulSet;
+  private final DevCluster cluster;
+  private final Thread thread;
+  private final List<Integer> restarts = new ArrayList<>();
+  private final Set<Integer> made = new HashSet<>();
+  private volatile boolean closed;
+  private volatile int mostMissing;
+  private volatile Exception failure;
+
+  BrokerPods(KubernetesClient client, String namespace, String statefulSet, DevCluster cluster) {
+    this.client = client;
+    this.namespace = namespace;
+    this.statefulSet = statefulSet;
+    this.cluster = cluster;
+    this.thread = new Thread(this::run, "broker-pods");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  synchronized List<Integer> restarts() {
+    return List.copyOf(restarts);
+  }
+
+  int mostMissing() {
+    return mostMissing;
+  }
+
+  private void run() {
+    long deadline = System.currentTimeMillis() + RUN_MAX_MS;
+    try {
+      while (!closed && System.currentTimeMillis() < deadline) {
+        Thread.sleep(100);
+        StatefulSet set =
+            client.apps().statefulSets().inNamespace(namespace).withName(statefulSet).get();
+        if (set == null) {
+          continue;
+        }
+        int replicas = set.getSpec().getReplicas();
+        List<Integer> missing = new ArrayList<>();
+        for (int id = 0; id < replicas; id++) {
+          if (client.pods().inNamespace(namespace).withName(statefulSet + "-" + id).get() == null) {
+            missing.add(id);
+          }
+        }
+        int gone = (int) missing.stream().filter(made::contains).count();
+        mostMissing = Math.max(mostMissing, gone);
+        for (int id : missing) {
+          if (made.contains(id)) {
+            cluster.stop(id);
+            if (cluster.run("start", String.valueOf(id)).exitCode() != 0) {
+              throw new IllegalStateException("broker " + id + " did not start again");
+            }
+            synchronized (this) {
+              restarts.add(id);
+            }
+          }
+          client.pods().inNamespace(namespace).resource(readyPod(set, id)).create();
+          made.add(id);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      failure = e;
+    }
+  }
+
+  private Pod readyPod(StatefulSet set, int id) {
+    var template = set.getSpec().getTemplate();
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName(statefulSet + "-" + id)
+        .withNamespace(namespace)
+        .withLabels(template.getMetadata().getLabels())
+        .withAnnotations(template.getMetadata().getAnnotations())
+        .endMetadata()
+        .withSpec(template.getSpec())
+        .withNewStatus()
+        .withPhase("Running")
+        .addNewCondition()
+        .withType("Ready")
+        .withStatus("True")
+        .endCondition()
+        .endStatus()
+        .build();
+  }
+
+  /** Stops playing; throws what went wrong while it played. */
+  @Override
+  public void close() throws Exception {
+    closed = true;
+    thread.join(TimeUnit.MINUTES.toMillis(2));
+    if (failure != null) {
+      throw failure;
+    }
+  }
+}

@@ -1,0 +1,238 @@
+package io.tidelog.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.tidelog.operator.OperatorSettings.Controller;
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.Conditions;
+import io.tidelog.operator.cluster.ClusterModel;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Cluster reconciler's rolling restarts over three real brokers: the mock API holds the Cluster
+ * and its pods ({@link BrokerPods} plays the StatefulSet controller), and the operator asks the
+ * real brokers, through Kafka's Admin, whether each restart is safe.
+ */
+class ClusterRollIT {
+  private static final String NS = "kafka";
+  private static final int RECORDS = 1_000;
+
+  @TempDir Path dir;
+
+  @Test
+  void aConfigChangeRollsOneBrokerAtATimeControllerLastAndWaitsForLaggingReplicas()
+      throws Exception {
+    try (DevCluster cluster = new DevCluster(dir, 3)) {
+      String bootstrap = cluster.up();
+      try (Admin admin =
+              Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
+          MockKubernetes kubernetes =
+              new MockKubernetes(
+                  Set.of(Controller.CLUSTER), Duration.ofSeconds(5), c -> bootstrap)) {
+        KubernetesClient client = kubernetes.client;
+        admin
+            .createTopics(
+                List.of(
+                    new NewTopic("events", 6, (short) 3)
+                        .configs(Map.of("min.insync.replicas", "2"))))
+            .all()
+            .get(30, TimeUnit.SECONDS);
+        produce(bootstrap);
+
+        // Given a Cluster of the three brokers, whose pods are Ready,
+        client
+            .resource(
+                client
+                    .getKubernetesSerialization()
+                    .unmarshal(
+                        """
+            apiVersion: tidelog.io/v1alpha1
+            kind: Cluster
+            metadata: {name: dev, namespace: kafka, annotations: {}}
+            spec:
+              replicas: 3
+              storage: {size: 1Gi}
+              etcd: {endpoints: ['http://127.0.0.1:2379']}
+            """,
+                        Cluster.class))
+            .create();
+        try (BrokerPods pods = new BrokerPods(client, NS, "dev-broker", cluster)) {
+          awaitReady(client, Duration.ofSeconds(60));
+          int controller = admin.describeCluster().controller().get().id();
+          assertThat(get(client).getStatus().controllerId).isEqualTo(controller);
+          assertThat(pods.restarts()).isEmpty();
+
+          // when a broker config changes,
+          edit(
+              client,
+              c -> {
+                c.getSpec().config = Map.of("log.retention.hours", "100");
+                return c;
+              });
+
+          // then each broker restarts once, one at a time, the controller last, each with an Event,
+          awaitReady(client, Duration.ofMinutes(3));
+          assertThat(pods.restarts()).hasSize(3).doesNotHaveDuplicates().endsWith(controller);
+          assertThat(pods.mostMissing()).isEqualTo(1);
+          List<Event> events =
+              client.v1().events().inNamespace(NS).list().getItems().stream()
+                  .filter(e -> "BrokerRestart".equals(e.getReason()))
+                  .toList();
+          assertThat(events)
+              .hasSize(3)
+              .allSatisfy(e -> assertThat(e.getMessage()).contains("out of date"));
+          // and every acknowledged record is still there.
+          assertThat(count(bootstrap)).isEqualTo(RECORDS);
+
+          // Given broker 2 killed behind its pod's back, so that its partitions are
+          // under-replicated,
+          cluster.run("kill", "2");
+          await().atMost(Duration.ofSeconds(60)).until(() -> underReplicated(admin) > 0);
+
+          // when a manual roll is asked for, the first broker to restart is the dead one:
+          // restarting
+          // either live broker would take the partitions below their min.insync.replicas, 2;
+          edit(
+              client,
+              c -> {
+                c.getMetadata().getAnnotations().put(ClusterModel.MANUAL_ROLL_ANNOTATION, "1");
+                return c;
+              });
+          await().atMost(Duration.ofSeconds(60)).until(() -> pods.restarts().size() >= 4);
+          assertThat(pods.restarts().get(3)).isEqualTo(2);
+
+          // then, once it has caught up, the roll goes on to the end.
+          awaitReady(client, Duration.ofMinutes(3));
+          assertThat(pods.restarts()).hasSize(6);
+          assertThat(pods.mostMissing()).isEqualTo(1);
+          assertThat(count(bootstrap)).isEqualTo(RECORDS);
+
+          // A scale-down that would strand replicas is refused and changes nothing.
+          edit(
+              client,
+              c -> {
+                c.getSpec().replicas = 2;
+                return c;
+              });
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(
+                  () ->
+                      Conditions.find(get(client).getStatus().conditions, Conditions.ERROR)
+                          .map(
+                              e ->
+                                  e.getMessage()
+                                      .startsWith(
+                                          "spec.replicas: cannot scale down from 3 to 2: brokers [2] still host"))
+                          .orElse(false));
+          assertThat(
+                  client
+                      .apps()
+                      .statefulSets()
+                      .inNamespace(NS)
+                      .withName("dev-broker")
+                      .get()
+                      .getSpec()
+                      .getReplicas())
+              .isEqualTo(3);
+        }
+      }
+    }
+  }
+
+  private static void awaitReady(KubernetesClient client, Duration within) {
+    await()
+        .atMost(within)
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () -> {
+              Cluster c = get(client);
+              return c.getStatus() != null
+                  && c.getMetadata().getGeneration().equals(c.getStatus().observedGeneration)
+                  && Conditions.isTrue(c.getStatus().conditions, Conditions.READY);
+            });
+  }
+
+  private static Cluster get(KubernetesClient client) {
+    return client.resources(Cluster.class).inNamespace(NS).withName("dev").get();
+  }
+
+  private static void edit(KubernetesClient client, UnaryOperator<Cluster> change) {
+    client.resources(Cluster.class).inNamespace(NS).withName("dev").edit(change);
+  }
+
+  private static long underReplicated(Admin admin) throws Exception {
+    return admin
+        .describeTopics(List.of("events"))
+        .allTopicNames()
+        .get(10, TimeUnit.SECONDS)
+        .get("events")
+        .partitions()
+        .stream()
+        .filter(p -> p.isr().size() < p.replicas().size())
+        .count();
+  }
+
+  private static void produce(String bootstrap) throws Exception {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+      List<Future<RecordMetadata>> acks = new ArrayList<>();
+      for (int i = 0; i < RECORDS; i++) {
+        acks.add(producer.send(new ProducerRecord<>("events", "k" + i, "v" + i)));
+      }
+      for (Future<RecordMetadata> ack : acks) {
+        ack.get(30, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  /** The records in "events", read from the beginning of every partition. */
+  private static long count(String bootstrap) {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    try (KafkaConsumer<String, String> consumer =
+        new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+      List<TopicPartition> partitions = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        partitions.add(new TopicPartition("events", i));
+      }
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      long count = 0;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (count < RECORDS && System.nanoTime() < deadline) {
+        count += consumer.poll(Duration.ofMillis(200)).count();
+      }
+      return count;
+    }
+  }
+}
