@@ -1,11 +1,14 @@
 package io.tidelog.e2e;
 
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectRulesReviewBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.ServerRequest;
+import io.fabric8.mockwebserver.ServerResponse;
 import io.tidelog.operator.OperatorSettings;
 import io.tidelog.operator.TidelogOperator;
 import io.tidelog.operator.api.Cluster;
@@ -17,14 +20,19 @@ import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
  * fabric8's mock Kubernetes API server in CRUD mode (real HTTP, real watches) on loopback, with the
- * CRDs from {@code crds/} loaded, and the operator running against it.
+ * CRDs from {@code crds/} loaded, and the operator running against it, the way it runs in
+ * production (see {@link TidelogOperator#start}).
  */
 final class MockKubernetes implements AutoCloseable {
   // Held, so that the level sticks: the mock logs every request at INFO.
@@ -38,6 +46,7 @@ final class MockKubernetes implements AutoCloseable {
   final KubernetesMockServer server;
   final KubernetesClient client;
   final TidelogOperator operator;
+  private final List<TidelogOperator> others = new ArrayList<>();
 
   /** Only the Topic reconciler, for Clusters whose brokers run on this machine. */
   static MockKubernetes topicOperator(Duration topicReleaseAfter) throws IOException {
@@ -55,13 +64,37 @@ final class MockKubernetes implements AutoCloseable {
       Duration topicReleaseAfter,
       Function<Cluster, String> brokerAddress)
       throws IOException {
+    this(new OperatorSettings(controllers, null, "test", 0, topicReleaseAfter, brokerAddress));
+  }
+
+  MockKubernetes(OperatorSettings settings) throws IOException {
+    // CRUD for everything, plus the expectations below (the mixed dispatcher).
+    Map<ServerRequest, Queue<ServerResponse>> expectations = new HashMap<>();
     server =
         new KubernetesMockServer(
             new Context(),
             new MockWebServer(),
-            new HashMap<>(),
-            new KubernetesCrudDispatcher(),
+            expectations,
+            new KubernetesMixedDispatcher(expectations),
             false);
+    // Leader election first asks what it may do, which the mock does not serve.
+    server
+        .expect()
+        .post()
+        .withPath("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews")
+        .andReturn(
+            200,
+            new SelfSubjectRulesReviewBuilder()
+                .withNewStatus()
+                .addNewResourceRule()
+                .withApiGroups("coordination.k8s.io")
+                .withResources("leases")
+                .withVerbs("*")
+                .endResourceRule()
+                .withIncomplete(false)
+                .endStatus()
+                .build())
+        .always();
     server.init(InetAddress.getLoopbackAddress(), 0);
     client = server.createClient();
     try (Stream<Path> crds = Files.list(DevCluster.REPO.resolve("crds"))) {
@@ -74,10 +107,14 @@ final class MockKubernetes implements AutoCloseable {
         }
       }
     }
-    operator =
-        TidelogOperator.start(
-            client,
-            new OperatorSettings(controllers, null, "test", 0, topicReleaseAfter, brokerAddress));
+    operator = TidelogOperator.start(client, settings);
+  }
+
+  /** Starts another operator against the same API, closed with this. */
+  TidelogOperator startOperator(OperatorSettings settings) throws IOException {
+    TidelogOperator another = TidelogOperator.start(client, settings);
+    others.add(another);
+    return another;
   }
 
   /**
@@ -108,6 +145,7 @@ final class MockKubernetes implements AutoCloseable {
 
   @Override
   public void close() {
+    others.forEach(TidelogOperator::close);
     operator.close();
     client.close();
     server.destroy();

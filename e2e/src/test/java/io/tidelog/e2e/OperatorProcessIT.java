@@ -1,0 +1,106 @@
+package io.tidelog.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.tidelog.operator.OperatorSettings;
+import io.tidelog.operator.OperatorSettings.Controller;
+import io.tidelog.operator.TidelogOperator;
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.cluster.ClusterModel;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator process: two replicas with Lease-based leader election, of which only the leader
+ * reconciles and the other takes over when it goes; probes; Prometheus metrics.
+ */
+class OperatorProcessIT {
+  private static final String NS = "tidelog-system";
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  @Test
+  void onlyTheLeaderReconcilesAndTheOtherTakesOverWhenItStops() throws Exception {
+    try (MockKubernetes kubernetes = new MockKubernetes(settings("first"))) {
+      KubernetesClient client = kubernetes.client;
+      // Given two operators with leader election, the first of which leads,
+      await().atMost(Duration.ofSeconds(30)).until(() -> "first".equals(holder(client)));
+      TidelogOperator second = kubernetes.startOperator(settings("second"));
+
+      // when a Cluster is created, the leader reconciles it, and both answer their probes;
+      create(client, "one");
+      await().atMost(Duration.ofSeconds(30)).until(() -> hasStatus(client, "one"));
+      assertThat(get(kubernetes.operator.httpPort(), "/healthz").statusCode()).isEqualTo(200);
+      assertThat(get(kubernetes.operator.httpPort(), "/readyz").statusCode()).isEqualTo(200);
+      assertThat(get(second.httpPort(), "/healthz").statusCode()).isEqualTo(200);
+      assertThat("second").isNotEqualTo(holder(client));
+
+      // and its metrics count the reconciliations of Clusters;
+      String metrics = get(kubernetes.operator.httpPort(), "/metrics").body();
+      assertThat(metrics)
+          .containsPattern("operator_sdk_reconciliations_started_total\\{.*kind=\"Cluster\"");
+      assertThat(metrics)
+          .containsPattern(
+              "operator_sdk_controllers_execution_reconcile_seconds_count\\{.*controller=\"cluster\"");
+
+      // when the leader stops, the second takes the Lease and reconciles the next Cluster.
+      kubernetes.operator.close();
+      await().atMost(Duration.ofSeconds(60)).until(() -> "second".equals(holder(client)));
+      create(client, "two");
+      await().atMost(Duration.ofSeconds(30)).until(() -> hasStatus(client, "two"));
+    }
+  }
+
+  private static OperatorSettings settings(String identity) {
+    return new OperatorSettings(
+        Set.of(Controller.CLUSTER),
+        NS,
+        identity,
+        0,
+        Duration.ofSeconds(5),
+        ClusterModel::bootstrapServers);
+  }
+
+  private static String holder(KubernetesClient client) {
+    Lease lease = client.leases().inNamespace(NS).withName("tidelog-operator").get();
+    return lease == null ? null : lease.getSpec().getHolderIdentity();
+  }
+
+  private static void create(KubernetesClient client, String name) {
+    client
+        .resource(
+            client
+                .getKubernetesSerialization()
+                .unmarshal(
+                    """
+        apiVersion: tidelog.io/v1alpha1
+        kind: Cluster
+        metadata: {name: %s, namespace: kafka}
+        spec:
+          replicas: 1
+          storage: {size: 1Gi}
+          etcd: {endpoints: ['http://etcd:2379']}
+        """
+                        .formatted(name),
+                    Cluster.class))
+        .create();
+  }
+
+  private static boolean hasStatus(KubernetesClient client, String name) {
+    Cluster cluster = client.resources(Cluster.class).inNamespace("kafka").withName(name).get();
+    return cluster.getStatus() != null && cluster.getStatus().bootstrapServers != null;
+  }
+
+  private static HttpResponse<String> get(int port, String path) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+}
