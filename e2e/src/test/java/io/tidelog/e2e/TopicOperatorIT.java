@@ -211,6 +211,9 @@ class TopicOperatorIT {
     topics.apply("orphan", "partitions: 1", NS, "nowhere");
     assertThat(topics.awaitCondition("orphan", "ClusterNotFound").getMessage())
         .startsWith("spec.clusterRef: ");
+    // which, deleted, goes at once: there is no cluster to wait for.
+    client.resource(topics.get("orphan")).delete();
+    await().atMost(Duration.ofSeconds(10)).until(() -> topics.get("orphan") == null);
 
     // and one in namespace "apps" that names Cluster kafka/dev, which does not allow it,
     Topic foreign = topics.topic("apps", "foreign", "partitions: 1", NS, "dev");

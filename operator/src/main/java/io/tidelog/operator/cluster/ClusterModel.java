@@ -119,7 +119,7 @@ public final class ClusterModel {
   }
 
   /** Everything the Cluster should have, in the order to create it. */
-  static List<HasMetadata> desired(Cluster c) {
+  public static List<HasMetadata> desired(Cluster c) {
     List<HasMetadata> objects = new ArrayList<>();
     if (c.getSpec().etcd.endpoints == null) {
       objects.add(etcdPeerService(c));
