@@ -1,0 +1,236 @@
+package io.tidelog.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.github.dockerjava.api.DockerClient;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBindingBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.Conditions;
+import io.tidelog.operator.api.Topic;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.junit.jupiter.Container;
+import org.testcontainers.junit.jupiter.Testcontainers;
+import org.testcontainers.k3s.K3sContainer;
+import org.testcontainers.utility.DockerImageName;
+import org.testcontainers.utility.MountableFile;
+
+/**
+ * The whole path on a real Kubernetes, k3s in Docker: the images built from the Dockerfiles, the
+ * CRDs, the operator as a Deployment, a Cluster with a managed etcd, a Topic, and kcat producing
+ * and consuming through the bootstrap Service. Skipped, and reported as skipped, where no Docker
+ * engine runs (this development machine has none, so this test has not run here).
+ */
+@Testcontainers(disabledWithoutDocker = true)
+class K3sIT {
+  private static final String NS = "default";
+  private static final String TAG = "0.1.0-e2e";
+
+  @Container
+  static final K3sContainer K3S =
+      new K3sContainer(DockerImageName.parse("rancher/k3s:v1.31.4-k3s1"));
+
+  @TempDir Path dir;
+
+  @Test
+  void aClusterAndATopicServeKafkaClientsThroughTheBootstrapService() throws Exception {
+    importImage("broker");
+    importImage("operator");
+    try (KubernetesClient client =
+        new KubernetesClientBuilder()
+            .withConfig(Config.fromKubeconfig(K3S.getKubeConfigYaml()))
+            .build()) {
+      // Given the CRDs and the operator, with rights to everything (the Helm chart narrows them),
+      try (Stream<Path> crds = Files.list(DevCluster.REPO.resolve("crds"))) {
+        for (Path crd : crds.sorted().toList()) {
+          try (InputStream in = Files.newInputStream(crd)) {
+            client
+                .resource(
+                    client
+                        .getKubernetesSerialization()
+                        .unmarshal(in, CustomResourceDefinition.class))
+                .create();
+          }
+        }
+      }
+      client
+          .resource(
+              new ClusterRoleBindingBuilder()
+                  .withNewMetadata()
+                  .withName("tidelog-operator-e2e")
+                  .endMetadata()
+                  .withNewRoleRef()
+                  .withApiGroup("rbac.authorization.k8s.io")
+                  .withKind("ClusterRole")
+                  .withName("cluster-admin")
+                  .endRoleRef()
+                  .addNewSubject()
+                  .withKind("ServiceAccount")
+                  .withName("default")
+                  .withNamespace(NS)
+                  .endSubject()
+                  .build())
+          .create();
+      client
+          .resource(
+              new DeploymentBuilder()
+                  .withNewMetadata()
+                  .withName("tidelog-operator")
+                  .withNamespace(NS)
+                  .endMetadata()
+                  .withNewSpec()
+                  .withReplicas(1)
+                  .withNewSelector()
+                  .withMatchLabels(Map.of("app", "tidelog-operator"))
+                  .endSelector()
+                  .withNewTemplate()
+                  .withNewMetadata()
+                  .withLabels(Map.of("app", "tidelog-operator"))
+                  .endMetadata()
+                  .withNewSpec()
+                  .addNewContainer()
+                  .withName("operator")
+                  .withImage("tidelog/operator:" + TAG)
+                  .withImagePullPolicy("Never")
+                  .addNewEnv()
+                  .withName("TIDELOG_OPERATOR_NAMESPACE")
+                  .withValue(NS)
+                  .endEnv()
+                  .endContainer()
+                  .endSpec()
+                  .endTemplate()
+                  .endSpec()
+                  .build())
+          .create();
+
+      // when a Cluster of one broker with a managed etcd, and a Topic, are applied,
+      client
+          .resource(
+              client
+                  .getKubernetesSerialization()
+                  .unmarshal(
+                      """
+          apiVersion: tidelog.io/v1alpha1
+          kind: Cluster
+          metadata: {name: dev, namespace: default}
+          spec:
+            replicas: 1
+            version: %s
+            storage: {size: 1Gi}
+            jvm: {heap: 256m}
+            etcd: {replicas: 1}
+          """
+                          .formatted(TAG),
+                      Cluster.class))
+          .create();
+      await()
+          .atMost(Duration.ofMinutes(5))
+          .pollInterval(Duration.ofSeconds(2))
+          .until(
+              () -> {
+                Cluster c = client.resources(Cluster.class).inNamespace(NS).withName("dev").get();
+                return c.getStatus() != null
+                    && Conditions.isTrue(c.getStatus().conditions, Conditions.READY);
+              });
+      client
+          .resource(
+              client
+                  .getKubernetesSerialization()
+                  .unmarshal(
+                      """
+          apiVersion: tidelog.io/v1alpha1
+          kind: Topic
+          metadata: {name: orders, namespace: default}
+          spec:
+            clusterRef: {name: dev}
+            partitions: 3
+            replicas: 1
+          """,
+                      Topic.class))
+          .create();
+      await()
+          .atMost(Duration.ofMinutes(2))
+          .pollInterval(Duration.ofSeconds(1))
+          .until(
+              () -> {
+                Topic t = client.resources(Topic.class).inNamespace(NS).withName("orders").get();
+                return t.getStatus() != null
+                    && Conditions.isTrue(t.getStatus().conditions, Conditions.READY);
+              });
+
+      // then kcat, in a pod, produces to the topic and reads the record back through the bootstrap
+      // Service.
+      String bootstrap = "dev-bootstrap." + NS + ".svc:9092";
+      Pod kcat =
+          client
+              .resource(
+                  new PodBuilder()
+                      .withNewMetadata()
+                      .withName("kcat")
+                      .withNamespace(NS)
+                      .endMetadata()
+                      .withNewSpec()
+                      .withRestartPolicy("Never")
+                      .addNewContainer()
+                      .withName("kcat")
+                      .withImage("edenhill/kcat:1.7.1")
+                      .withCommand(
+                          "sh",
+                          "-c",
+                          "echo hello-tidelog | kcat -b %s -t orders -P && kcat -b %s -t orders -C -c 1 -e -q"
+                              .formatted(bootstrap, bootstrap))
+                      .endContainer()
+                      .endSpec()
+                      .build())
+              .create();
+      await()
+          .atMost(Duration.ofMinutes(3))
+          .pollInterval(Duration.ofSeconds(1))
+          .until(
+              () -> {
+                String phase = client.resource(kcat).get().getStatus().getPhase();
+                return "Succeeded".equals(phase) || "Failed".equals(phase);
+              });
+      assertThat(client.resource(kcat).get().getStatus().getPhase()).isEqualTo("Succeeded");
+      assertThat(client.pods().inNamespace(NS).withName("kcat").getLog()).contains("hello-tidelog");
+    }
+  }
+
+  /** Builds tidelog/NAME from NAME/Dockerfile and loads it into k3s's containerd. */
+  private void importImage(String name) throws Exception {
+    DockerClient docker = DockerClientFactory.instance().client();
+    String image = "tidelog/" + name + ":" + TAG;
+    docker
+        .buildImageCmd()
+        .withBaseDirectory(DevCluster.REPO.toFile())
+        .withDockerfile(DevCluster.REPO.resolve(name + "/Dockerfile").toFile())
+        .withTags(Set.of(image))
+        .start()
+        .awaitImageId();
+    Path tar = dir.resolve(name + ".tar");
+    try (InputStream saved = docker.saveImageCmd(image).exec()) {
+      Files.copy(saved, tar, StandardCopyOption.REPLACE_EXISTING);
+    }
+    K3S.copyFileToContainer(MountableFile.forHostPath(tar), "/tmp/" + name + ".tar");
+    var imported =
+        K3S.execInContainer("ctr", "-n", "k8s.io", "images", "import", "/tmp/" + name + ".tar");
+    assertThat(imported.getExitCode()).as(imported.getStderr()).isZero();
+  }
+}
