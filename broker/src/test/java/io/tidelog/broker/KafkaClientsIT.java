@@ -35,6 +35,7 @@ import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -148,6 +149,33 @@ class KafkaClientsIT {
       }
       assertThat(record.headers().lastHeader("h").value()).containsExactly((byte) i);
     }
+  }
+
+  @Test
+  void manyTopicsInOneRequestAreCreatedTogetherAndTooLargeATopicForEtcdIsAPolicyViolation()
+      throws Exception {
+    // Given one CreateTopics request of 300 topics (several etcd transactions) and one of a topic
+    // whose 200 partitions need more operations than the test's etcd allows in a transaction
+    // (its default --max-txn-ops, 128),
+    List<NewTopic> many = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      many.add(new NewTopic("many-" + i, 1, (short) 1));
+    }
+    admin.createTopics(many).all().get();
+
+    ExecutionException tooLarge =
+        assertThrows(
+            ExecutionException.class,
+            () -> admin.createTopics(List.of(new NewTopic("wide", 200, (short) 1))).all().get());
+
+    // then every one of the 300 exists, and the large one is refused by name of the etcd setting,
+    // and not created.
+    assertThat(admin.listTopics().names().get())
+        .containsAll(many.stream().map(NewTopic::name).toList());
+    assertThat(tooLarge.getCause())
+        .isInstanceOf(PolicyViolationException.class)
+        .hasMessageContaining("--max-txn-ops");
+    assertThat(admin.listTopics().names().get()).doesNotContain("wide");
   }
 
   @Test

@@ -19,6 +19,7 @@ import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,6 +37,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -54,6 +56,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class MetadataStore implements AutoCloseable {
   static final long TIMEOUT_MS = 10_000;
+
+  /** etcd's default {@code --max-txn-ops}: operations allowed in one transaction. */
+  static final int DEFAULT_MAX_TXN_OPS = 128;
+
   private static final long RELOAD_BACKOFF_MS = 1_000;
   private static final int MAX_CAS_ATTEMPTS = 5;
   private static final String PRODUCER_IDS = "producer-ids/next";
@@ -112,6 +118,10 @@ public final class MetadataStore implements AutoCloseable {
     listeners.add(listener);
   }
 
+  /** A topic to create, as {@link #createTopics} takes it. */
+  public record NewTopic(
+      String name, int partitions, int replicationFactor, Map<String, String> configs) {}
+
   /**
    * Records a new topic with a fresh topic id, its replicas spread over the live brokers, and each
    * partition led by its first replica with every replica in sync.
@@ -119,30 +129,121 @@ public final class MetadataStore implements AutoCloseable {
    * @throws TopicExistsException when a topic of that name exists
    * @throws org.apache.kafka.common.errors.InvalidReplicationFactorException when fewer brokers are
    *     alive than the replication factor
+   * @throws PolicyViolationException when the topic needs more operations in one transaction than
+   *     etcd allows ({@code --max-txn-ops})
    */
   public TopicMetadata createTopic(
       String name, int partitions, int replicationFactor, Map<String, String> configs) {
-    ClusterImage current = image;
-    if (current.topics().containsKey(name)) {
-      throw new TopicExistsException("Topic '" + name + "' already exists");
-    }
-    List<List<Integer>> assignment =
-        ReplicaAssignment.assign(
-            current.assignableBrokers(),
-            partitions,
-            replicationFactor,
-            ThreadLocalRandom.current().nextInt(1 << 16));
-    TopicMetadata topic = new TopicMetadata(name, Uuid.randomUuid(), assignment, configs, 0);
-    List<Op> ops = new ArrayList<>();
-    ops.add(put(topicKey(name), topic.toJson().encode()));
-    addPartitionOps(topic, 0, ops);
-    TxnResponse response =
-        transact(List.of(new Cmp(key(topicKey(name)), Cmp.Op.EQUAL, CmpTarget.version(0))), ops);
+    TopicMetadata topic = plan(image, new NewTopic(name, partitions, replicationFactor, configs));
+    TxnResponse response = transact(List.of(absent(name)), creationOps(topic));
     if (!response.isSucceeded()) {
       throw new TopicExistsException("Topic '" + name + "' already exists");
     }
     awaitRevision(response.getHeader().getRevision());
     return image.topics().get(name);
+  }
+
+  /**
+   * Records several new topics in as few etcd transactions as etcd's default limit of {@value
+   * #DEFAULT_MAX_TXN_OPS} operations allows, as Kafka's controller appends one batch of records:
+   * each transaction holds whole topics (a larger topic goes alone). When a transaction fails
+   * because one of its names was taken meanwhile, its topics are created one by one, so that each
+   * gets its own outcome.
+   *
+   * @return each topic's outcome by name, completed: its metadata, or what {@link #createTopic}
+   *     would have thrown
+   */
+  public Map<String, CompletableFuture<TopicMetadata>> createTopics(List<NewTopic> topics) {
+    Map<String, CompletableFuture<TopicMetadata>> outcomes = new LinkedHashMap<>();
+    List<TopicMetadata> batch = new ArrayList<>();
+    int batchOps = 0;
+    for (NewTopic wanted : topics) {
+      TopicMetadata topic;
+      try {
+        topic = plan(image, wanted);
+      } catch (RuntimeException e) {
+        outcomes.put(wanted.name(), CompletableFuture.failedFuture(e));
+        continue;
+      }
+      int ops = 1 + topic.partitions();
+      if (!batch.isEmpty() && batchOps + ops > DEFAULT_MAX_TXN_OPS) {
+        createBatch(batch, outcomes);
+        batch.clear();
+        batchOps = 0;
+      }
+      batch.add(topic);
+      batchOps += ops;
+    }
+    if (!batch.isEmpty()) {
+      createBatch(batch, outcomes);
+    }
+    return outcomes;
+  }
+
+  private void createBatch(
+      List<TopicMetadata> batch, Map<String, CompletableFuture<TopicMetadata>> outcomes) {
+    try {
+      createBatchOrEach(batch, outcomes);
+    } catch (RuntimeException e) { // etcd failed: the other batches may still go through
+      batch.forEach(t -> outcomes.putIfAbsent(t.name(), CompletableFuture.failedFuture(e)));
+    }
+  }
+
+  private void createBatchOrEach(
+      List<TopicMetadata> batch, Map<String, CompletableFuture<TopicMetadata>> outcomes) {
+    if (batch.size() > 1) {
+      List<Cmp> compares = new ArrayList<>();
+      List<Op> ops = new ArrayList<>();
+      for (TopicMetadata topic : batch) {
+        compares.add(absent(topic.name()));
+        ops.addAll(creationOps(topic));
+      }
+      TxnResponse response = transact(compares, ops);
+      if (response.isSucceeded()) {
+        awaitRevision(response.getHeader().getRevision());
+        batch.forEach(
+            t ->
+                outcomes.put(
+                    t.name(), CompletableFuture.completedFuture(image.topics().get(t.name()))));
+        return;
+      }
+    }
+    for (TopicMetadata topic : batch) {
+      try {
+        outcomes.put(
+            topic.name(),
+            CompletableFuture.completedFuture(
+                createTopic(
+                    topic.name(), topic.partitions(), topic.replicas(0).size(), topic.configs())));
+      } catch (RuntimeException e) {
+        outcomes.put(topic.name(), CompletableFuture.failedFuture(e));
+      }
+    }
+  }
+
+  /** The topic's metadata with a fresh id and an assignment over the live brokers. */
+  private static TopicMetadata plan(ClusterImage current, NewTopic wanted) {
+    if (current.topics().containsKey(wanted.name())) {
+      throw new TopicExistsException("Topic '" + wanted.name() + "' already exists");
+    }
+    List<List<Integer>> assignment =
+        ReplicaAssignment.assign(
+            current.assignableBrokers(),
+            wanted.partitions(),
+            wanted.replicationFactor(),
+            ThreadLocalRandom.current().nextInt(1 << 16));
+    return new TopicMetadata(wanted.name(), Uuid.randomUuid(), assignment, wanted.configs(), 0);
+  }
+
+  private Cmp absent(String topic) {
+    return new Cmp(key(topicKey(topic)), Cmp.Op.EQUAL, CmpTarget.version(0));
+  }
+
+  private List<Op> creationOps(TopicMetadata topic) {
+    List<Op> ops = new ArrayList<>();
+    ops.add(put(topicKey(topic.name()), topic.toJson().encode()));
+    addPartitionOps(topic, 0, ops);
+    return ops;
   }
 
   private void addPartitionOps(TopicMetadata topic, int from, List<Op> ops) {
@@ -302,15 +403,30 @@ public final class MetadataStore implements AutoCloseable {
     return Op.put(key(relative), ByteSequence.from(value, UTF_8), PutOption.DEFAULT);
   }
 
-  /** Runs {@code ops} if every one of {@code compares} holds, as one etcd transaction. */
+  /**
+   * Runs {@code ops} if every one of {@code compares} holds, as one etcd transaction.
+   *
+   * @throws PolicyViolationException when etcd refuses that many operations in one transaction
+   */
   TxnResponse transact(List<Cmp> compares, List<Op> ops) {
-    return get(
-        client
-            .getKVClient()
-            .txn()
-            .If(compares.toArray(Cmp[]::new))
-            .Then(ops.toArray(Op[]::new))
-            .commit());
+    try {
+      return get(
+          client
+              .getKVClient()
+              .txn()
+              .If(compares.toArray(Cmp[]::new))
+              .Then(ops.toArray(Op[]::new))
+              .commit());
+    } catch (KafkaException e) {
+      if (String.valueOf(e.getCause()).contains("too many operations in txn request")) {
+        throw new PolicyViolationException(
+            ("The change needs %d etcd operations in one transaction (one per partition, plus one),"
+                    + " more than this cluster's etcd allows: raise etcd's --max-txn-ops"
+                    + " (default %d)")
+                .formatted(ops.size(), DEFAULT_MAX_TXN_OPS));
+      }
+      throw e;
+    }
   }
 
   static <T> T get(CompletableFuture<T> future) {

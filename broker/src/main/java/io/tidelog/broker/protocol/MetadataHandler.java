@@ -8,7 +8,6 @@ import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -101,7 +100,7 @@ public final class MetadataHandler {
       return CompletableFuture.completedFuture(error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION));
     }
     return topicAdmin
-        .createTopic(name, -1, (short) -1, Map.of(), false, false)
+        .autoCreateTopic(name)
         .handle(
             (created, e) -> {
               if (e == null) {

@@ -7,9 +7,11 @@ import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.TopicConfigs;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
@@ -56,42 +58,71 @@ public final class TopicAdminHandler {
     this.metadataExecutor = metadataExecutor;
   }
 
+  /**
+   * CreateTopics: each topic is checked on its own, and the valid ones are recorded together in as
+   * few etcd transactions as fit, so that a request of many topics costs few round trips.
+   */
   CompletableFuture<CreateTopicsResponse> create(RequestHeader header, AbstractRequest request) {
     CreateTopicsRequest create = (CreateTopicsRequest) request;
     boolean validateOnly = create.data().validateOnly();
-    List<CompletableFuture<CreatableTopicResult>> results = new ArrayList<>();
+    Map<String, CompletableFuture<TopicMetadata>> outcomes = new LinkedHashMap<>();
+    List<MetadataStore.NewTopic> valid = new ArrayList<>();
     for (CreatableTopic topic : create.data().topics()) {
       Map<String, String> configs = new HashMap<>();
       topic.configs().forEach(c -> configs.put(c.name(), c.value()));
-      results.add(
-          createTopic(
-                  topic.name(),
-                  topic.numPartitions(),
-                  topic.replicationFactor(),
-                  configs,
-                  !topic.assignments().isEmpty(),
-                  validateOnly)
-              .handle(
-                  (created, e) -> {
-                    CreatableTopicResult result = new CreatableTopicResult().setName(topic.name());
-                    if (e != null) {
-                      return result
-                          .setErrorCode(ErrorMapping.errorOf(e, header).code())
-                          .setErrorMessage(ErrorMapping.messageOf(e));
-                    }
-                    return result
-                        .setTopicId(created.topicId())
-                        .setNumPartitions(created.partitions())
-                        .setReplicationFactor((short) created.replicas(0).size());
-                  }));
+      try {
+        MetadataStore.NewTopic checked =
+            check(
+                topic.name(),
+                topic.numPartitions(),
+                topic.replicationFactor(),
+                configs,
+                !topic.assignments().isEmpty());
+        if (validateOnly) {
+          outcomes.put(topic.name(), CompletableFuture.completedFuture(preview(checked)));
+        } else {
+          valid.add(checked);
+        }
+      } catch (RuntimeException e) {
+        outcomes.put(topic.name(), CompletableFuture.failedFuture(e));
+      }
     }
-    return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+    CompletableFuture<Map<String, CompletableFuture<TopicMetadata>>> created =
+        valid.isEmpty()
+            ? CompletableFuture.completedFuture(Map.of())
+            : CompletableFuture.supplyAsync(() -> metadata.createTopics(valid), metadataExecutor);
+    return created
+        .exceptionally(
+            e -> {
+              Map<String, CompletableFuture<TopicMetadata>> failed = new HashMap<>();
+              valid.forEach(t -> failed.put(t.name(), CompletableFuture.failedFuture(e)));
+              return failed;
+            })
         .thenApply(
-            v -> {
+            createdTopics -> {
+              outcomes.putAll(createdTopics);
               CreateTopicsResponseData data = new CreateTopicsResponseData();
-              results.forEach(r -> data.topics().add(r.join()));
+              for (CreatableTopic topic : create.data().topics()) {
+                data.topics().add(result(topic.name(), outcomes.get(topic.name()), header));
+              }
               return new CreateTopicsResponse(data);
             });
+  }
+
+  private static CreatableTopicResult result(
+      String name, CompletableFuture<TopicMetadata> outcome, RequestHeader header) {
+    CreatableTopicResult result = new CreatableTopicResult().setName(name);
+    try {
+      TopicMetadata created = outcome.join();
+      return result
+          .setTopicId(created.topicId())
+          .setNumPartitions(created.partitions())
+          .setReplicationFactor((short) created.replicas(0).size());
+    } catch (CompletionException e) {
+      return result
+          .setErrorCode(ErrorMapping.errorOf(e, header).code())
+          .setErrorMessage(ErrorMapping.messageOf(e));
+    }
   }
 
   /**
@@ -104,42 +135,54 @@ public final class TopicAdminHandler {
         () -> metadata.createTopic(name, partitions, replicationFactor, configs), metadataExecutor);
   }
 
-  /** Validates and creates a topic; -1 partitions or replication factor mean the broker default. */
-  CompletableFuture<TopicMetadata> createTopic(
+  /** Creates the topic that a client's Metadata request names, with the broker's defaults. */
+  CompletableFuture<TopicMetadata> autoCreateTopic(String name) {
+    try {
+      MetadataStore.NewTopic checked = check(name, -1, (short) -1, Map.of(), false);
+      return CompletableFuture.supplyAsync(
+          () ->
+              metadata.createTopic(
+                  name, checked.partitions(), checked.replicationFactor(), checked.configs()),
+          metadataExecutor);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Checks a topic that a client asks for; -1 partitions or replication factor mean the broker
+   * default.
+   */
+  private MetadataStore.NewTopic check(
       String name,
       int partitions,
       short replicationFactor,
       Map<String, String> configs,
-      boolean manualAssignment,
-      boolean validateOnly) {
+      boolean manualAssignment) {
     int partitionCount = partitions == -1 ? brokerConfig.numPartitions() : partitions;
     int replication =
         replicationFactor == -1 ? brokerConfig.defaultReplicationFactor() : replicationFactor;
-    try {
-      Topic.validate(name);
-      if (Topic.isInternal(name)) {
-        throw new InvalidRequestException("Creation of internal topic " + name + " is prohibited.");
-      }
-      if (manualAssignment) {
-        throw new InvalidRequestException("Manual replica assignment is not supported yet");
-      }
-      if (partitionCount <= 0) {
-        throw new InvalidPartitionsException(
-            "Number of partitions must be positive, not " + partitions);
-      }
-      validateConfigs(configs);
-      if (validateOnly) {
-        List<List<Integer>> assignment =
-            ReplicaAssignment.assign(
-                metadata.image().brokers().values(), partitionCount, replication, 0);
-        return CompletableFuture.completedFuture(
-            new TopicMetadata(name, Uuid.ZERO_UUID, assignment, configs, 0));
-      }
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
+    Topic.validate(name);
+    if (Topic.isInternal(name)) {
+      throw new InvalidRequestException("Creation of internal topic " + name + " is prohibited.");
     }
-    return CompletableFuture.supplyAsync(
-        () -> metadata.createTopic(name, partitionCount, replication, configs), metadataExecutor);
+    if (manualAssignment) {
+      throw new InvalidRequestException("Manual replica assignment is not supported yet");
+    }
+    if (partitionCount <= 0) {
+      throw new InvalidPartitionsException(
+          "Number of partitions must be positive, not " + partitions);
+    }
+    validateConfigs(configs);
+    return new MetadataStore.NewTopic(name, partitionCount, replication, configs);
+  }
+
+  /** What a validate-only CreateTopics reports: the topic as it would be assigned now. */
+  private TopicMetadata preview(MetadataStore.NewTopic topic) {
+    List<List<Integer>> assignment =
+        ReplicaAssignment.assign(
+            metadata.image().brokers().values(), topic.partitions(), topic.replicationFactor(), 0);
+    return new TopicMetadata(topic.name(), Uuid.ZERO_UUID, assignment, topic.configs(), 0);
   }
 
   private void validateConfigs(Map<String, String> configs) {
