@@ -162,7 +162,7 @@ class ClusterOperatorIT {
             Conditions.find(reported.getStatus().conditions, Conditions.READY)
                 .orElseThrow()
                 .getMessage())
-        .startsWith("0 of 3 brokers are Ready");
+        .startsWith("spec.replicas: 0 of 3 brokers are Ready");
   }
 
   @Test

@@ -210,6 +210,18 @@ class K3sIT {
               });
       assertThat(client.resource(kcat).get().getStatus().getPhase()).isEqualTo("Succeeded");
       assertThat(client.pods().inNamespace(NS).withName("kcat").getLog()).contains("hello-tidelog");
+
+      // When the Cluster is deleted, Kubernetes' garbage collector removes what it owned.
+      client.resources(Cluster.class).inNamespace(NS).withName("dev").delete();
+      await()
+          .atMost(Duration.ofMinutes(2))
+          .pollInterval(Duration.ofSeconds(1))
+          .until(
+              () ->
+                  client.apps().statefulSets().inNamespace(NS).withName("dev-broker").get() == null
+                      && client.apps().statefulSets().inNamespace(NS).withName("dev-etcd").get()
+                          == null
+                      && client.services().inNamespace(NS).withName("dev-bootstrap").get() == null);
     }
   }
 

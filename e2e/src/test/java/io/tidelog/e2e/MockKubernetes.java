@@ -50,8 +50,15 @@ final class MockKubernetes implements AutoCloseable {
 
   /** Only the Topic reconciler, for Clusters whose brokers run on this machine. */
   static MockKubernetes topicOperator(Duration topicReleaseAfter) throws IOException {
-    return new MockKubernetes(
+    return new MockKubernetes(topicSettings(topicReleaseAfter));
+  }
+
+  static OperatorSettings topicSettings(Duration topicReleaseAfter) {
+    return new OperatorSettings(
         Set.of(OperatorSettings.Controller.TOPIC),
+        null,
+        "test",
+        0,
         topicReleaseAfter,
         ClusterModel::bootstrapServers);
   }
@@ -67,6 +74,7 @@ final class MockKubernetes implements AutoCloseable {
     this(new OperatorSettings(controllers, null, "test", 0, topicReleaseAfter, brokerAddress));
   }
 
+  /** With the operator started with {@code settings}, or none when null. */
   MockKubernetes(OperatorSettings settings) throws IOException {
     // CRUD for everything, plus the expectations below (the mixed dispatcher).
     Map<ServerRequest, Queue<ServerResponse>> expectations = new HashMap<>();
@@ -107,7 +115,7 @@ final class MockKubernetes implements AutoCloseable {
         }
       }
     }
-    operator = TidelogOperator.start(client, settings);
+    operator = settings == null ? null : TidelogOperator.start(client, settings);
   }
 
   /** Starts another operator against the same API, closed with this. */
@@ -146,7 +154,9 @@ final class MockKubernetes implements AutoCloseable {
   @Override
   public void close() {
     others.forEach(TidelogOperator::close);
-    operator.close();
+    if (operator != null) {
+      operator.close();
+    }
     client.close();
     server.destroy();
   }

@@ -79,6 +79,17 @@ class TopicOperatorIT {
   }
 
   @Test
+  void aTopicOfHundredsOfPartitionsIsCreated() throws Exception {
+    // Given a Topic of 300 partitions (more etcd operations than etcd allows by default in one
+    // transaction; bin/tidelog's etcd, like the operator's managed etcd, allows more),
+    Topic topic = topics.apply("wide", "partitions: 300");
+
+    // then it is Ready and the topic has 300 partitions.
+    assertThat(topics.awaitReady(topic).getStatus().partitions).isEqualTo(300);
+    assertThat(topics.describe("wide").partitions()).hasSize(300);
+  }
+
+  @Test
   void anUpdateGrowsPartitionsAndAppliesConfigsDeclaratively() throws Exception {
     // Given a Ready topic with two configs,
     topics.awaitReady(

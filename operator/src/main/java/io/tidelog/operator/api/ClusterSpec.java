@@ -2,8 +2,11 @@ package io.tidelog.operator.api;
 
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import java.util.List;
 import java.util.Map;
@@ -57,7 +60,7 @@ public class ClusterSpec {
   /** A volume per pod. */
   public static class Storage {
     @Required
-    @io.fabric8.generator.annotation.Pattern("^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
+    @Pattern("^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
     @JsonPropertyDescription("The size of each volume, a quantity such as 10Gi. It can grow.")
     public String size;
 
@@ -71,7 +74,7 @@ public class ClusterSpec {
 
   /** The brokers' JVM. */
   public static class Jvm {
-    @io.fabric8.generator.annotation.Pattern("^[0-9]+[kKmMgG]?$")
+    @Pattern("^[0-9]+[kKmMgG]?$")
     @JsonPropertyDescription("The maximum heap, as for -Xmx, such as 1g.")
     public String heap;
 
@@ -80,11 +83,17 @@ public class ClusterSpec {
   }
 
   /** Either an etcd that the operator runs, or an external one. */
-  @io.fabric8.generator.annotation.ValidationRule(
+  @ValidationRule(
       value = "has(self.endpoints) != has(self.replicas)",
       message = "set either etcd.replicas (a managed etcd) or etcd.endpoints (an external one)")
+  @ValidationRule(
+      value = "!has(self.replicas) || self.replicas % 2 == 1",
+      message =
+          "etcd.replicas must be odd (1, 3 or 5): a quorum of an even number tolerates no"
+              + " more failures than one member fewer")
   public static class Etcd {
     @Min(1)
+    @Max(7)
     @JsonPropertyDescription("The members of a managed etcd: 1, 3 or 5.")
     public Integer replicas;
 

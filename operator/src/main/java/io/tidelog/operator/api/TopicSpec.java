@@ -3,6 +3,7 @@ package io.tidelog.operator.api;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.ValidationRule;
 import java.util.Map;
@@ -15,7 +16,7 @@ public class TopicSpec {
   public ClusterRef clusterRef;
 
   @ValidationRule(value = "self == oldSelf", message = "topicName is immutable")
-  @io.fabric8.generator.annotation.Pattern("^[a-zA-Z0-9._-]{1,249}$")
+  @Pattern("^[a-zA-Z0-9._-]{1,249}$")
   @JsonPropertyDescription("The Kafka topic's name, when it differs from metadata.name.")
   public String topicName;
 

@@ -460,7 +460,9 @@ public final class ClusterModel {
                 "--initial-advertise-peer-urls=http://" + self + ":" + ETCD_PEER_PORT,
                 "--initial-cluster=" + peers,
                 "--initial-cluster-state=new",
-                "--initial-cluster-token=" + c.getMetadata().getName())
+                "--initial-cluster-token=" + c.getMetadata().getName(),
+                // A topic takes one operation per partition, plus one, in one transaction.
+                "--max-txn-ops=10000")
             .withEnv(
                 new EnvVarBuilder()
                     .withName("POD_NAME")

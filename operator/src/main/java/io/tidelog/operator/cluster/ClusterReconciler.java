@@ -117,7 +117,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
           Conditions.RECONCILING,
           false,
           "InvalidSpec",
-          "the spec is refused; nothing was changed",
+          "spec: refused; nothing was changed",
           generation);
       return update(cluster, status);
     }
@@ -189,14 +189,15 @@ public class ClusterReconciler implements Reconciler<Cluster> {
           Conditions.READY,
           true,
           "Ready",
-          "%d of %d brokers are Ready and up to date".formatted(status.readyBrokers, replicas),
+          "spec.replicas: %d of %d brokers are Ready and up to date"
+              .formatted(status.readyBrokers, replicas),
           generation);
       Conditions.set(
           status.conditions,
           Conditions.RECONCILING,
           false,
           "Reconciled",
-          "the cluster is as declared",
+          "spec: the cluster is as declared",
           generation);
     } else {
       String reason = decision instanceof Roller.Done ? "BrokersNotReady" : "RollingUpdate";
@@ -205,9 +206,11 @@ public class ClusterReconciler implements Reconciler<Cluster> {
           Conditions.READY,
           false,
           reason,
-          "%d of %d brokers are Ready; %s".formatted(status.readyBrokers, replicas, doing),
+          "spec.replicas: %d of %d brokers are Ready; %s"
+              .formatted(status.readyBrokers, replicas, doing),
           generation);
-      Conditions.set(status.conditions, Conditions.RECONCILING, true, reason, doing, generation);
+      Conditions.set(
+          status.conditions, Conditions.RECONCILING, true, reason, "spec: " + doing, generation);
     }
   }
 

@@ -101,7 +101,7 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
       status.topicId = state.topicId();
       status.partitions = state.partitions();
       status.replicas = state.replicas();
-      setReady(topic, status, true, "Reconciled", "the topic is as declared");
+      setReady(topic, status, true, "Reconciled", "spec: the topic is as declared");
       return update(topic, status);
     } catch (TopicChanges.Refused e) {
       setReady(topic, status, false, e.reason, e.getMessage());
