@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.cluster.ClusterModel;
 import java.net.InetAddress;
@@ -19,6 +18,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -41,22 +41,21 @@ class BrokerPodCommandIT {
   void thePodCommandStartsABrokerWhoseIdIsThePodOrdinalAndWhichJoinsTheCluster() throws Exception {
     try (DevCluster cluster = new DevCluster(dir.resolve("cluster"))) {
       String bootstrap = cluster.up();
-      // Given the objects of a Cluster whose etcd is the dev cluster's,
+      // Given the objects of a Cluster spread over zones, whose etcd is the dev cluster's,
       Cluster resource =
-          Serialization.unmarshal(
+          Resources.cluster(
+              "kafka",
+              "dev",
               """
-          apiVersion: tidelog.io/v1alpha1
-          kind: Cluster
-          metadata: {name: dev, namespace: kafka, uid: 8d2f}
-          spec:
-            replicas: 2
-            storage: {size: 1Gi}
-            jvm: {heap: 256m}
-            config: {num.partitions: '3'}
-            etcd: {endpoints: ['http://127.0.0.1:%d']}
-          """
-                  .formatted(cluster.port + 2000),
-              Cluster.class);
+              replicas: 2
+              storage: {size: 1Gi}
+              jvm: {heap: 256m}
+              config: {num.partitions: '3'}
+              rack: {topologyKey: topology.kubernetes.io/zone}
+              etcd: {endpoints: ['http://127.0.0.1:%d']}
+              """
+                  .formatted(cluster.port + 2000));
+      resource.getMetadata().setUid("8d2f");
       var objects = ClusterModel.desired(resource);
       ConfigMap config =
           objects.stream()
@@ -74,6 +73,7 @@ class BrokerPodCommandIT {
 
       // when its container command runs as pod dev-broker-1,
       Path etc = Files.createDirectories(dir.resolve("etc"));
+      Path podinfo = Files.createDirectories(dir.resolve("podinfo"));
       Files.writeString(
           etc.resolve("server.properties"), config.getData().get("server.properties"));
       List<String> command =
@@ -81,6 +81,7 @@ class BrokerPodCommandIT {
               .map(
                   part ->
                       part.replace("/etc/tidelog", etc.toString())
+                          .replace("/etc/podinfo", podinfo.toString())
                           .replace(
                               "/opt/tidelog/bin/broker",
                               DevCluster.REPO.resolve("broker/docker/broker").toString()))
@@ -112,28 +113,46 @@ class BrokerPodCommandIT {
       Process broker = pod.start();
       try (Admin admin =
           Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-        // then broker 1 joins the cluster, and its readiness probe answers.
+        // then it waits for its rack, which the operator writes on the pod once it is scheduled
+        // (the downward API's file of the pod's annotations),
         await()
-            .atMost(Duration.ofSeconds(60))
+            .pollDelay(Duration.ofSeconds(2))
+            .atMost(Duration.ofSeconds(3))
+            .until(broker::isAlive);
+        assertThat(nodes(admin)).doesNotContainKey(1);
+        Files.writeString(
+            podinfo.resolve("annotations"),
+            "kubectl.kubernetes.io/default-container=\"broker\"\n"
+                + ClusterModel.RACK_ANNOTATION
+                + "=\"east\"\n");
+
+        // and then broker 1 joins the cluster in rack "east", and its readiness probe answers.
+        await().atMost(Duration.ofSeconds(60)).until(() -> nodes(admin).containsKey(1));
+        assertThat(nodes(admin).get(1).rack()).isEqualTo("east");
+        String probe = container.getReadinessProbe().getHttpGet().getPath();
+        URI readiness = URI.create("http://127.0.0.1:" + httpPort + probe);
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .ignoreExceptions()
             .until(
                 () ->
-                    admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).stream()
-                        .map(Node::id)
-                        .toList()
-                        .contains(1));
-        String probe = container.getReadinessProbe().getHttpGet().getPath();
-        HttpResponse<String> ready =
-            HttpClient.newHttpClient()
-                .send(
-                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + probe))
-                        .build(),
-                    HttpResponse.BodyHandlers.ofString());
-        assertThat(ready.statusCode()).isEqualTo(200);
+                    HttpClient.newHttpClient()
+                            .send(
+                                HttpRequest.newBuilder(readiness).build(),
+                                HttpResponse.BodyHandlers.ofString())
+                            .statusCode()
+                        == 200);
       } finally {
         broker.destroy();
         broker.waitFor(60, TimeUnit.SECONDS);
       }
     }
+  }
+
+  private static Map<Integer, Node> nodes(Admin admin) throws Exception {
+    Map<Integer, Node> nodes = new HashMap<>();
+    admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).forEach(n -> nodes.put(n.id(), n));
+    return nodes;
   }
 
   private static int freePort() throws Exception {

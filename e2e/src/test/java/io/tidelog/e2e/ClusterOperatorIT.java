@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
@@ -325,20 +327,71 @@ class ClusterOperatorIT {
     assertThat(Conditions.find(get("grow").getStatus().conditions, Conditions.PAUSED)).isEmpty();
   }
 
+  @Test
+  void aScheduledBrokerPodGetsTheRackOfItsNodeAndBrokersSpreadOverRacks() {
+    // Given a Cluster spread over zones, and a node in zone "east",
+    create(
+        "zoned",
+        """
+        replicas: 2
+        storage: {size: 1Gi}
+        rack: {topologyKey: topology.kubernetes.io/zone}
+        etcd: {endpoints: ['http://etcd:2379']}
+        """);
+    client
+        .resource(
+            new NodeBuilder()
+                .withNewMetadata()
+                .withName("node-east")
+                .withLabels(Map.of("topology.kubernetes.io/zone", "east"))
+                .endMetadata()
+                .build())
+        .create();
+    StatefulSet brokers =
+        await().atMost(WITHIN).until(() -> statefulSet("zoned-broker"), s -> s != null);
+    var template = brokers.getSpec().getTemplate();
+    assertThat(template.getSpec().getTopologySpreadConstraints())
+        .singleElement()
+        .satisfies(t -> assertThat(t.getTopologyKey()).isEqualTo("topology.kubernetes.io/zone"));
+    assertThat(template.getSpec().getVolumes())
+        .anySatisfy(v -> assertThat(v.getDownwardAPI()).isNotNull());
+
+    // when its pod 0 is scheduled on that node (the scheduler's work, here the test's),
+    client
+        .resource(
+            new PodBuilder()
+                .withNewMetadata()
+                .withName("zoned-broker-0")
+                .withNamespace(NS)
+                .withLabels(template.getMetadata().getLabels())
+                .withAnnotations(template.getMetadata().getAnnotations())
+                .endMetadata()
+                .withSpec(template.getSpec())
+                .editSpec()
+                .withNodeName("node-east")
+                .endSpec()
+                .build())
+        .create();
+
+    // then the operator writes the node's zone on the pod, where its broker waits for it.
+    await()
+        .atMost(WITHIN)
+        .until(
+            () ->
+                "east"
+                    .equals(
+                        client
+                            .pods()
+                            .inNamespace(NS)
+                            .withName("zoned-broker-0")
+                            .get()
+                            .getMetadata()
+                            .getAnnotations()
+                            .get(ClusterModel.RACK_ANNOTATION)));
+  }
+
   private static Cluster create(String name, String spec) {
-    Cluster cluster =
-        client
-            .getKubernetesSerialization()
-            .unmarshal(
-                """
-        apiVersion: tidelog.io/v1alpha1
-        kind: Cluster
-        metadata: {name: %s, namespace: %s, annotations: {}}
-        spec:
-        %s"""
-                    .formatted(name, NS, spec.indent(2)),
-                Cluster.class);
-    return client.resource(cluster).create();
+    return client.resource(Resources.cluster(NS, name, spec)).create();
   }
 
   static Cluster get(String name) {

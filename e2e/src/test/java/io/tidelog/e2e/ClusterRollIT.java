@@ -68,19 +68,10 @@ class ClusterRollIT {
         // Given a Cluster of the three brokers, whose pods are Ready,
         client
             .resource(
-                client
-                    .getKubernetesSerialization()
-                    .unmarshal(
-                        """
-            apiVersion: tidelog.io/v1alpha1
-            kind: Cluster
-            metadata: {name: dev, namespace: kafka, annotations: {}}
-            spec:
-              replicas: 3
-              storage: {size: 1Gi}
-              etcd: {endpoints: ['http://127.0.0.1:2379']}
-            """,
-                        Cluster.class))
+                Resources.cluster(
+                    NS,
+                    "dev",
+                    "replicas: 3\nstorage: {size: 1Gi}\netcd: {endpoints: ['http://127.0.0.1:2379']}"))
             .create();
         try (BrokerPods pods = new BrokerPods(client, NS, "dev-broker", cluster)) {
           awaitReady(client, Duration.ofSeconds(60));

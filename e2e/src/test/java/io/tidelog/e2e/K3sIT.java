@@ -33,7 +33,7 @@ import org.testcontainers.utility.DockerImageName;
 import org.testcontainers.utility.MountableFile;
 
 /**
- * The whole path on a real Kubernetes, k3s in Docker: the images built from the Dockerfiles, the
+ * The whole path on a real Kubernetes, k3s in Docker: the images built from the Dockerfile, the
  * CRDs, the operator as a Deployment, a Cluster with a managed etcd, a Topic, and kcat producing
  * and consuming through the bootstrap Service. Skipped, and reported as skipped, where no Docker
  * engine runs (this development machine has none, so this test has not run here).
@@ -123,22 +123,17 @@ class K3sIT {
       // when a Cluster of one broker with a managed etcd, and a Topic, are applied,
       client
           .resource(
-              client
-                  .getKubernetesSerialization()
-                  .unmarshal(
-                      """
-          apiVersion: tidelog.io/v1alpha1
-          kind: Cluster
-          metadata: {name: dev, namespace: default}
-          spec:
-            replicas: 1
-            version: %s
-            storage: {size: 1Gi}
-            jvm: {heap: 256m}
-            etcd: {replicas: 1}
-          """
-                          .formatted(TAG),
-                      Cluster.class))
+              Resources.cluster(
+                  NS,
+                  "dev",
+                  """
+                  replicas: 1
+                  version: %s
+                  storage: {size: 1Gi}
+                  jvm: {heap: 256m}
+                  etcd: {replicas: 1}
+                  """
+                      .formatted(TAG)))
           .create();
       await()
           .atMost(Duration.ofMinutes(5))
@@ -150,20 +145,7 @@ class K3sIT {
                     && Conditions.isTrue(c.getStatus().conditions, Conditions.READY);
               });
       client
-          .resource(
-              client
-                  .getKubernetesSerialization()
-                  .unmarshal(
-                      """
-          apiVersion: tidelog.io/v1alpha1
-          kind: Topic
-          metadata: {name: orders, namespace: default}
-          spec:
-            clusterRef: {name: dev}
-            partitions: 3
-            replicas: 1
-          """,
-                      Topic.class))
+          .resource(Resources.topic(NS, "orders", "partitions: 3\nreplicas: 1", NS, "dev"))
           .create();
       await()
           .atMost(Duration.ofMinutes(2))
@@ -225,14 +207,15 @@ class K3sIT {
     }
   }
 
-  /** Builds tidelog/NAME from NAME/Dockerfile and loads it into k3s's containerd. */
+  /** Builds tidelog/NAME from the Dockerfile and loads it into k3s's containerd. */
   private void importImage(String name) throws Exception {
     DockerClient docker = DockerClientFactory.instance().client();
     String image = "tidelog/" + name + ":" + TAG;
     docker
         .buildImageCmd()
         .withBaseDirectory(DevCluster.REPO.toFile())
-        .withDockerfile(DevCluster.REPO.resolve(name + "/Dockerfile").toFile())
+        .withDockerfile(DevCluster.REPO.resolve("Dockerfile").toFile())
+        .withBuildArg("MODULE", name)
         .withTags(Set.of(image))
         .start()
         .awaitImageId();

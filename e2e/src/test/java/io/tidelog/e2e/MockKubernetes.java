@@ -131,20 +131,10 @@ final class MockKubernetes implements AutoCloseable {
    */
   Cluster cluster(String namespace, String name, String bootstrap) {
     Cluster cluster =
-        client
-            .getKubernetesSerialization()
-            .unmarshal(
-                """
-                apiVersion: tidelog.io/v1alpha1
-                kind: Cluster
-                metadata: {name: %s, namespace: %s}
-                spec:
-                  replicas: 1
-                  storage: {size: 1Gi}
-                  etcd: {endpoints: ["http://127.0.0.1:2379"]}
-                """
-                    .formatted(name, namespace),
-                Cluster.class);
+        Resources.cluster(
+            namespace,
+            name,
+            "replicas: 1\nstorage: {size: 1Gi}\netcd: {endpoints: ['http://127.0.0.1:2379']}");
     cluster = client.resource(cluster).create();
     cluster.setStatus(new ClusterStatus());
     cluster.getStatus().bootstrapServers = bootstrap;

@@ -76,20 +76,10 @@ class OperatorProcessIT {
   private static void create(KubernetesClient client, String name) {
     client
         .resource(
-            client
-                .getKubernetesSerialization()
-                .unmarshal(
-                    """
-        apiVersion: tidelog.io/v1alpha1
-        kind: Cluster
-        metadata: {name: %s, namespace: kafka}
-        spec:
-          replicas: 1
-          storage: {size: 1Gi}
-          etcd: {endpoints: ['http://etcd:2379']}
-        """
-                        .formatted(name),
-                    Cluster.class))
+            Resources.cluster(
+                "kafka",
+                name,
+                "replicas: 1\nstorage: {size: 1Gi}\netcd: {endpoints: ['http://etcd:2379']}"))
         .create();
   }
 

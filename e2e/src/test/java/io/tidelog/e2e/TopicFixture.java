@@ -30,7 +30,7 @@ record TopicFixture(KubernetesClient client, Admin admin, String namespace) {
   }
 
   Topic apply(String name, String spec, String clusterNamespace, String clusterName) {
-    Topic topic = topic(namespace, name, spec, clusterNamespace, clusterName);
+    Topic topic = Resources.topic(namespace, name, spec, clusterNamespace, clusterName);
     if (get(name) == null) {
       return client.resource(topic).create();
     }
@@ -45,28 +45,6 @@ record TopicFixture(KubernetesClient client, Admin admin, String namespace) {
   /** Changes a Topic by patch, so that the operator's concurrent writes cause no conflict. */
   Topic edit(String name, java.util.function.UnaryOperator<Topic> change) {
     return client.resources(Topic.class).inNamespace(namespace).withName(name).edit(change);
-  }
-
-  /** A Topic resource whose spec is {@code spec}, YAML lines under {@code clusterRef}. */
-  Topic topic(
-      String topicNamespace,
-      String name,
-      String spec,
-      String clusterNamespace,
-      String clusterName) {
-    return client
-        .getKubernetesSerialization()
-        .unmarshal(
-            """
-            apiVersion: tidelog.io/v1alpha1
-            kind: Topic
-            metadata: {name: %s, namespace: %s, annotations: {}}
-            spec:
-              clusterRef: {name: %s, namespace: %s}
-              %s
-            """
-                .formatted(name, topicNamespace, clusterName, clusterNamespace, spec),
-            Topic.class);
   }
 
   Topic get(String name) {

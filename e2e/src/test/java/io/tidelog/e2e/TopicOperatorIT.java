@@ -133,7 +133,7 @@ class TopicOperatorIT {
   void deletingTheTopicResourceDeletesTheTopicUnlessRetained() throws Exception {
     // Given two Ready topics, one annotated to be retained,
     Topic doomed = topics.awaitReady(topics.apply("doomed", "partitions: 1"));
-    Topic kept = topics.topic(NS, "kept", "partitions: 1", NS, "dev");
+    Topic kept = Resources.topic(NS, "kept", "partitions: 1", NS, "dev");
     kept.getMetadata().getAnnotations().put(Topic.DELETION_POLICY_ANNOTATION, "retain");
     kept = topics.awaitReady(client.resource(kept).create());
 
@@ -227,7 +227,7 @@ class TopicOperatorIT {
     await().atMost(Duration.ofSeconds(10)).until(() -> topics.get("orphan") == null);
 
     // and one in namespace "apps" that names Cluster kafka/dev, which does not allow it,
-    Topic foreign = topics.topic("apps", "foreign", "partitions: 1", NS, "dev");
+    Topic foreign = Resources.topic("apps", "foreign", "partitions: 1", NS, "dev");
     client.resource(foreign).create();
     await()
         .atMost(TopicFixture.READY_WITHIN)

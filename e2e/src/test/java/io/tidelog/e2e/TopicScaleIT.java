@@ -44,7 +44,8 @@ class TopicScaleIT {
           List<Future<?>> created = new ArrayList<>();
           for (int i = 0; i < TOPICS; i++) {
             Topic topic =
-                topics.topic("kafka", "scale-" + i, "partitions: 1\n  replicas: 1", "kafka", "dev");
+                Resources.topic(
+                    "kafka", "scale-" + i, "partitions: 1\n  replicas: 1", "kafka", "dev");
             created.add(writers.submit(() -> kubernetes.client.resource(topic).create()));
           }
           for (Future<?> done : created) {

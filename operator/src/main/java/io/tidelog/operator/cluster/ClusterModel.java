@@ -54,12 +54,20 @@ public final class ClusterModel {
   /** On a Cluster: a new value rolls every broker, safely, as a configuration change would. */
   public static final String MANUAL_ROLL_ANNOTATION = "tidelog.io/manual-rolling-update";
 
+  /**
+   * On a broker pod: the value of the Cluster's rack topology label on the pod's node, which the
+   * operator writes once the pod is scheduled, and the broker waits for as its {@code broker.rack}.
+   */
+  public static final String RACK_ANNOTATION = "tidelog.io/rack";
+
   public static final int KAFKA_PORT = 9092;
   public static final int HTTP_PORT = 8080;
   static final int ETCD_CLIENT_PORT = 2379;
   static final int ETCD_PEER_PORT = 2380;
   static final String DATA_DIR = "/var/lib/tidelog";
   static final String CONFIG_DIR = "/etc/tidelog";
+  static final String PODINFO_DIR = "/etc/podinfo";
+  private static final int RACK_WAIT_SECONDS = 300;
 
   /** The broker configs that the operator sets itself (the broker's names, BrokerConfig). */
   public static final Set<String> OWNED_CONFIGS =
@@ -172,38 +180,42 @@ public final class ClusterModel {
   }
 
   static Service headlessServiceObject(Cluster c) {
-    return withHash(
-        new ServiceBuilder()
-            .withMetadata(meta(c, headlessService(c), "broker"))
-            .withNewSpec()
-            .withClusterIP("None")
-            .withPublishNotReadyAddresses(true)
-            .withSelector(labels(c, "broker"))
-            .addNewPort()
-            .withName("kafka")
-            .withPort(KAFKA_PORT)
-            .endPort()
-            .addNewPort()
-            .withName("http")
-            .withPort(HTTP_PORT)
-            .endPort()
-            .endSpec()
-            .build());
+    return service(
+        c, headlessService(c), "broker", true, Map.of("kafka", KAFKA_PORT, "http", HTTP_PORT));
   }
 
   static Service bootstrapServiceObject(Cluster c) {
-    return withHash(
+    return service(c, bootstrapService(c), "broker", false, Map.of("kafka", KAFKA_PORT));
+  }
+
+  /**
+   * A Service for the pods of {@code component}: headless (each pod by its own DNS name, ready or
+   * not) or one ClusterIP in front of the ready ones.
+   */
+  private static Service service(
+      Cluster c, String name, String component, boolean headless, Map<String, Integer> ports) {
+    ServiceBuilder service =
         new ServiceBuilder()
-            .withMetadata(meta(c, bootstrapService(c), "broker"))
+            .withMetadata(meta(c, name, component))
             .withNewSpec()
-            .withType("ClusterIP")
-            .withSelector(labels(c, "broker"))
-            .addNewPort()
-            .withName("kafka")
-            .withPort(KAFKA_PORT)
-            .endPort()
-            .endSpec()
-            .build());
+            .withSelector(labels(c, component))
+            .endSpec();
+    if (headless) {
+      service.editSpec().withClusterIP("None").withPublishNotReadyAddresses(true).endSpec();
+    } else {
+      service.editSpec().withType("ClusterIP").endSpec();
+    }
+    new TreeMap<>(ports)
+        .forEach(
+            (portName, port) ->
+                service
+                    .editSpec()
+                    .addNewPort()
+                    .withName(portName)
+                    .withPort(port)
+                    .endPort()
+                    .endSpec());
+    return withHash(service.build());
   }
 
   static StatefulSet brokerStatefulSet(Cluster c) {
@@ -264,13 +276,7 @@ public final class ClusterModel {
         new ContainerBuilder()
             .withName("broker")
             .withImage(spec.image + ":" + spec.version)
-            // The broker id is the pod's ordinal, the suffix of its name.
-            .withCommand(
-                "sh",
-                "-c",
-                "export TIDELOG_NODE_ID=\"${POD_NAME##*-}\"; exec /opt/tidelog/bin/broker --config "
-                    + CONFIG_DIR
-                    + "/server.properties")
+            .withCommand("sh", "-c", brokerCommand(c))
             .withEnv(env)
             .addNewPort()
             .withName("kafka")
@@ -337,6 +343,23 @@ public final class ClusterModel {
     if (spec.rack != null) {
       template
           .editSpec()
+          .addNewVolume()
+          .withName("podinfo")
+          .withNewDownwardAPI()
+          .addNewItem()
+          .withPath("annotations")
+          .withNewFieldRef()
+          .withFieldPath("metadata.annotations")
+          .endFieldRef()
+          .endItem()
+          .endDownwardAPI()
+          .endVolume()
+          .editFirstContainer()
+          .addNewVolumeMount()
+          .withName("podinfo")
+          .withMountPath(PODINFO_DIR)
+          .endVolumeMount()
+          .endContainer()
           .addNewTopologySpreadConstraint()
           .withTopologyKey(spec.rack.topologyKey)
           .withMaxSkew(1)
@@ -358,6 +381,30 @@ public final class ClusterModel {
       annotations.put(MANUAL_ROLL_ANNOTATION, own.get(MANUAL_ROLL_ANNOTATION));
     }
     return annotations;
+  }
+
+  /**
+   * The broker container's shell command: the broker id is the pod's ordinal, the suffix of its
+   * name; with a rack label, the broker first waits (bounded) for the operator to write its node's
+   * rack on the pod, which the downward API shows in a file.
+   */
+  static String brokerCommand(Cluster c) {
+    String start =
+        "export TIDELOG_NODE_ID=\"${POD_NAME##*-}\"; exec /opt/tidelog/bin/broker --config "
+            + CONFIG_DIR
+            + "/server.properties";
+    if (c.getSpec().rack == null) {
+      return start;
+    }
+    String annotations = PODINFO_DIR + "/annotations";
+    String key = RACK_ANNOTATION.replace(".", "\\.");
+    return ("i=0; until grep -q '^%1$s=' %2$s; do i=$((i+1));"
+                + " if [ $i -ge %3$d ]; then echo 'no %4$s annotation after %3$d s' >&2; exit 1; fi;"
+                + " sleep 1; done;"
+                + " rack=\"$(sed -n 's|^%1$s=\"\\(.*\\)\"$|\\1|p' %2$s)\";"
+                + " if [ -n \"$rack\" ]; then export TIDELOG_BROKER_RACK=\"$rack\"; fi; ")
+            .formatted(key, annotations, RACK_WAIT_SECONDS, RACK_ANNOTATION)
+        + start;
   }
 
   static String javaOptions(ClusterSpec.Jvm jvm) {
@@ -401,38 +448,12 @@ public final class ClusterModel {
   }
 
   static Service etcdPeerService(Cluster c) {
-    return withHash(
-        new ServiceBuilder()
-            .withMetadata(meta(c, etcdSet(c), "etcd"))
-            .withNewSpec()
-            .withClusterIP("None")
-            .withPublishNotReadyAddresses(true)
-            .withSelector(labels(c, "etcd"))
-            .addNewPort()
-            .withName("client")
-            .withPort(ETCD_CLIENT_PORT)
-            .endPort()
-            .addNewPort()
-            .withName("peer")
-            .withPort(ETCD_PEER_PORT)
-            .endPort()
-            .endSpec()
-            .build());
+    return service(
+        c, etcdSet(c), "etcd", true, Map.of("client", ETCD_CLIENT_PORT, "peer", ETCD_PEER_PORT));
   }
 
   static Service etcdClientServiceObject(Cluster c) {
-    return withHash(
-        new ServiceBuilder()
-            .withMetadata(meta(c, etcdClientService(c), "etcd"))
-            .withNewSpec()
-            .withType("ClusterIP")
-            .withSelector(labels(c, "etcd"))
-            .addNewPort()
-            .withName("client")
-            .withPort(ETCD_CLIENT_PORT)
-            .endPort()
-            .endSpec()
-            .build());
+    return service(c, etcdClientService(c), "etcd", false, Map.of("client", ETCD_CLIENT_PORT));
   }
 
   static StatefulSet etcdStatefulSet(Cluster c) {

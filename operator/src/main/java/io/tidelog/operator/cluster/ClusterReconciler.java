@@ -2,6 +2,7 @@ package io.tidelog.operator.cluster;
 
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -26,6 +27,7 @@ import io.tidelog.operator.api.Conditions;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -140,6 +142,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
             .getAnnotations()
             .get(ClusterModel.REVISION_ANNOTATION);
     Map<Integer, Pod> pods = brokerPods(client, cluster);
+    writeRacks(client, cluster, pods.values());
     Roller.Decision decision =
         Roller.next(
             cluster.getSpec().replicas,
@@ -292,6 +295,39 @@ public class ClusterReconciler implements Reconciler<Cluster> {
               }
             });
     return pods;
+  }
+
+  /**
+   * Writes on each scheduled broker pod the rack of its node (the value of the Cluster's topology
+   * label), which the pod waits for before its broker starts.
+   */
+  private static void writeRacks(KubernetesClient client, Cluster cluster, Collection<Pod> pods) {
+    if (cluster.getSpec().rack == null) {
+      return;
+    }
+    for (Pod pod : pods) {
+      String node = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
+      if (node == null || annotation(pod, ClusterModel.RACK_ANNOTATION) != null) {
+        continue;
+      }
+      Node scheduled = client.nodes().withName(node).get();
+      String rack =
+          scheduled == null || scheduled.getMetadata().getLabels() == null
+              ? null
+              : scheduled.getMetadata().getLabels().get(cluster.getSpec().rack.topologyKey);
+      client
+          .pods()
+          .inNamespace(pod.getMetadata().getNamespace())
+          .withName(pod.getMetadata().getName())
+          .edit(
+              p -> {
+                // Empty when the node lacks the label: the broker then starts without a rack.
+                p.getMetadata()
+                    .getAnnotations()
+                    .put(ClusterModel.RACK_ANNOTATION, rack == null ? "" : rack);
+                return p;
+              });
+    }
   }
 
   /**
