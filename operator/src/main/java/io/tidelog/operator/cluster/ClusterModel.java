@@ -218,10 +218,15 @@ public final class ClusterModel {
     return withHash(service.build());
   }
 
+  /** The revision that up-to-date broker pods carry in {@link #REVISION_ANNOTATION}. */
+  static String brokerRevision(Cluster c) {
+    return hash(brokerPodTemplate(c));
+  }
+
   static StatefulSet brokerStatefulSet(Cluster c) {
     ClusterSpec spec = c.getSpec();
     PodTemplateSpec template = brokerPodTemplate(c);
-    template.getMetadata().getAnnotations().put(REVISION_ANNOTATION, hash(template));
+    template.getMetadata().getAnnotations().put(REVISION_ANNOTATION, brokerRevision(c));
     if (spec.metrics == null || spec.metrics.enabled) {
       // Outside the revision: scraping needs no restart.
       template.getMetadata().getAnnotations().put("prometheus.io/scrape", "true");

@@ -110,37 +110,14 @@ public class ClusterReconciler implements Reconciler<Cluster> {
         SpecChecks.problem(
             cluster, brokers, etcd, claims, () -> BrokerView.read(brokerAddress.apply(cluster)));
     if (problem.isPresent()) {
-      Conditions.set(
-          status.conditions, Conditions.ERROR, true, "InvalidSpec", problem.get(), generation);
-      Conditions.set(
-          status.conditions, Conditions.READY, false, "InvalidSpec", problem.get(), generation);
-      Conditions.set(
-          status.conditions,
-          Conditions.RECONCILING,
-          false,
-          "InvalidSpec",
-          "spec: refused; nothing was changed",
-          generation);
+      refuse(status, problem.get(), generation);
       return update(cluster, status);
     }
     Conditions.remove(status.conditions, Conditions.ERROR);
     List<HasMetadata> desired = ClusterModel.desired(cluster);
     desired.forEach(object -> apply(client, object));
     growClaims(client, cluster, claims);
-    StatefulSet brokerSet =
-        (StatefulSet)
-            desired.stream()
-                .filter(StatefulSet.class::isInstance)
-                .filter(o -> o.getMetadata().getName().equals(ClusterModel.brokerSet(cluster)))
-                .findFirst()
-                .orElseThrow();
-    String revision =
-        brokerSet
-            .getSpec()
-            .getTemplate()
-            .getMetadata()
-            .getAnnotations()
-            .get(ClusterModel.REVISION_ANNOTATION);
+    String revision = ClusterModel.brokerRevision(cluster);
     Map<Integer, Pod> pods = brokerPods(client, cluster);
     writeRacks(client, cluster, pods.values());
     Roller.Decision decision =
@@ -156,6 +133,19 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     boolean done =
         decision instanceof Roller.Done && Conditions.isTrue(status.conditions, Conditions.READY);
     return done ? update(cluster, status) : update(cluster, status).rescheduleAfter(WHILE_CHANGING);
+  }
+
+  /** A spec that is refused: Error and not Ready, naming the field, and nothing changed. */
+  private static void refuse(ClusterStatus status, String problem, Long generation) {
+    Conditions.set(status.conditions, Conditions.ERROR, true, "InvalidSpec", problem, generation);
+    Conditions.set(status.conditions, Conditions.READY, false, "InvalidSpec", problem, generation);
+    Conditions.set(
+        status.conditions,
+        Conditions.RECONCILING,
+        false,
+        "InvalidSpec",
+        "spec: refused; nothing was changed",
+        generation);
   }
 
   /** Ready brokers, bootstrap address, controller, and the Ready/Reconciling conditions. */

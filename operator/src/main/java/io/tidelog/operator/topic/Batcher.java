@@ -54,11 +54,14 @@ final class Batcher<K, A, V> {
         .waiters
         .add(result);
     if (pending.size() >= maxBatch) {
-      scheduler.execute(this::flush);
+      Map<K, Pending<A, V>> full = pending;
+      pending = new LinkedHashMap<>();
+      scheduler.execute(() -> send(full));
     }
     return result;
   }
 
+  /** Sends what is pending once the linger has passed (what a full batch left, if anything). */
   private void flush() {
     Map<K, Pending<A, V>> batch;
     synchronized (this) {
@@ -68,6 +71,10 @@ final class Batcher<K, A, V> {
       batch = pending;
       pending = new LinkedHashMap<>();
     }
+    send(batch);
+  }
+
+  private void send(Map<K, Pending<A, V>> batch) {
     Map<K, A> arguments = new HashMap<>();
     batch.forEach((key, p) -> arguments.put(key, p.argument));
     Map<K, KafkaFuture<V>> results;
@@ -78,18 +85,24 @@ final class Batcher<K, A, V> {
       return;
     }
     batch.forEach(
-        (key, p) ->
-            results
-                .get(key)
-                .whenComplete(
-                    (value, error) ->
-                        p.waiters.forEach(
-                            w -> {
-                              if (error != null) {
-                                w.completeExceptionally(error);
-                              } else {
-                                w.complete(value);
-                              }
-                            })));
+        (key, p) -> {
+          KafkaFuture<V> result = results.get(key);
+          if (result == null) {
+            IllegalStateException missing =
+                new IllegalStateException("the Admin call returned no result for " + key);
+            p.waiters.forEach(w -> w.completeExceptionally(missing));
+            return;
+          }
+          result.whenComplete(
+              (value, error) ->
+                  p.waiters.forEach(
+                      w -> {
+                        if (error != null) {
+                          w.completeExceptionally(error);
+                        } else {
+                          w.complete(value);
+                        }
+                      }));
+        });
   }
 }
