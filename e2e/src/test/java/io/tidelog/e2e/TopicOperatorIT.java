@@ -63,8 +63,7 @@ class TopicOperatorIT {
     // Given a Topic with 3 partitions and two configs, when it is applied,
     Topic topic =
         topics.apply(
-            "orders",
-            "partitions: 3\n  config: {retention.ms: '3600000', cleanup.policy: compact}");
+            "orders", "partitions: 3\nconfig: {retention.ms: '3600000', cleanup.policy: compact}");
 
     // then it is Ready and the cluster holds that topic, with that id, partitions and configs.
     Topic ready = topics.awaitReady(topic);
@@ -95,10 +94,10 @@ class TopicOperatorIT {
     topics.awaitReady(
         topics.apply(
             "payments",
-            "partitions: 2\n  config: {retention.ms: '3600000', segment.bytes: '1048576'}"));
+            "partitions: 2\nconfig: {retention.ms: '3600000', segment.bytes: '1048576'}"));
 
     // when its partitions grow, one config changes and the other is removed from the spec,
-    Topic updated = topics.apply("payments", "partitions: 5\n  config: {retention.ms: '7200000'}");
+    Topic updated = topics.apply("payments", "partitions: 5\nconfig: {retention.ms: '7200000'}");
 
     // then the topic has 5 partitions, the new value, and the removed key is back to its default.
     await()
@@ -116,10 +115,10 @@ class TopicOperatorIT {
   @Test
   void aDecreaseInPartitionsIsNotSupportedAndChangesNothing() throws Exception {
     // Given a Ready topic with 4 partitions,
-    topics.awaitReady(topics.apply("clicks", "partitions: 4\n  config: {retention.ms: '3600000'}"));
+    topics.awaitReady(topics.apply("clicks", "partitions: 4\nconfig: {retention.ms: '3600000'}"));
 
     // when its spec asks for 2 partitions and another retention,
-    topics.apply("clicks", "partitions: 2\n  config: {retention.ms: '60000'}");
+    topics.apply("clicks", "partitions: 2\nconfig: {retention.ms: '60000'}");
 
     // then it says NotSupported, naming the field, and the topic is unchanged.
     Condition condition = topics.awaitCondition("clicks", "NotSupported");
@@ -157,7 +156,7 @@ class TopicOperatorIT {
   @Test
   void anInvalidConfigGivesAConditionAndTheNextSpecRecovers() throws Exception {
     // Given a Topic whose config the broker refuses,
-    topics.apply("bad-config", "partitions: 1\n  config: {retention.ms: banana}");
+    topics.apply("bad-config", "partitions: 1\nconfig: {retention.ms: banana}");
 
     // then it says InvalidSpec with the broker's reason, and no topic is created;
     Condition condition = topics.awaitCondition("bad-config", "InvalidSpec");
@@ -165,8 +164,7 @@ class TopicOperatorIT {
     assertThat(admin.listTopics().names().get()).doesNotContain("bad-config");
 
     // when the spec is fixed, the topic is created.
-    topics.awaitReady(
-        topics.apply("bad-config", "partitions: 1\n  config: {retention.ms: '60000'}"));
+    topics.awaitReady(topics.apply("bad-config", "partitions: 1\nconfig: {retention.ms: '60000'}"));
     assertThat(topics.ownConfigs("bad-config"))
         .containsExactlyEntriesOf(Map.of("retention.ms", "60000"));
   }
@@ -174,10 +172,10 @@ class TopicOperatorIT {
   @Test
   void theOldestOfTwoTopicsForOneKafkaTopicWinsAndTheOtherIsInConflict() throws Exception {
     // Given a Ready Topic "first" for Kafka topic "shared",
-    topics.awaitReady(topics.apply("first", "topicName: shared\n  partitions: 2"));
+    topics.awaitReady(topics.apply("first", "topicName: shared\npartitions: 2"));
 
     // when a second resource declares the same Kafka topic,
-    topics.apply("second", "topicName: shared\n  partitions: 3");
+    topics.apply("second", "topicName: shared\npartitions: 3");
 
     // then the second is in conflict, naming the first, and the topic is left as the first says;
     Condition condition = topics.awaitCondition("second", "ResourceConflict");
@@ -199,7 +197,7 @@ class TopicOperatorIT {
         .get(30, TimeUnit.SECONDS);
 
     // when a Topic declares it, it is refused;
-    topics.apply("legacy", "partitions: 2\n  config: {retention.ms: '3600000'}");
+    topics.apply("legacy", "partitions: 2\nconfig: {retention.ms: '3600000'}");
     assertThat(topics.awaitCondition("legacy", "TopicExists").getMessage())
         .startsWith("metadata.name: ");
     assertThat(topics.ownConfigs("legacy")).isEmpty();

@@ -45,7 +45,7 @@ class TopicScaleIT {
           for (int i = 0; i < TOPICS; i++) {
             Topic topic =
                 Resources.topic(
-                    "kafka", "scale-" + i, "partitions: 1\n  replicas: 1", "kafka", "dev");
+                    "kafka", "scale-" + i, "partitions: 1\nreplicas: 1", "kafka", "dev");
             created.add(writers.submit(() -> kubernetes.client.resource(topic).create()));
           }
           for (Future<?> done : created) {
