@@ -335,7 +335,7 @@ class ClusterOperatorIT {
         """
         replicas: 2
         storage: {size: 1Gi}
-        rack: {topologyKey: topology.kubernetes.io/zone}
+        rack: {topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}
         etcd: {endpoints: ['http://etcd:2379']}
         """);
     client
@@ -352,7 +352,11 @@ class ClusterOperatorIT {
     var template = brokers.getSpec().getTemplate();
     assertThat(template.getSpec().getTopologySpreadConstraints())
         .singleElement()
-        .satisfies(t -> assertThat(t.getTopologyKey()).isEqualTo("topology.kubernetes.io/zone"));
+        .satisfies(
+            t -> {
+              assertThat(t.getTopologyKey()).isEqualTo("topology.kubernetes.io/zone");
+              assertThat(t.getWhenUnsatisfiable()).isEqualTo("DoNotSchedule");
+            });
     assertThat(template.getSpec().getVolumes())
         .anySatisfy(v -> assertThat(v.getDownwardAPI()).isNotNull());
 

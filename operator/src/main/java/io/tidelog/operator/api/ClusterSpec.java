@@ -114,6 +114,18 @@ public class ClusterSpec {
     @JsonPropertyDescription(
         "The node label whose values are racks, such as topology.kubernetes.io/zone.")
     public String topologyKey;
+
+    @Default("ScheduleAnyway")
+    @JsonPropertyDescription(
+        "Whether brokers that cannot spread evenly still schedule (ScheduleAnyway) or wait"
+            + " (DoNotSchedule), as in a topology spread constraint.")
+    public WhenUnsatisfiable whenUnsatisfiable = WhenUnsatisfiable.ScheduleAnyway;
+  }
+
+  /** The values of a topology spread constraint's {@code whenUnsatisfiable}. */
+  public enum WhenUnsatisfiable {
+    ScheduleAnyway,
+    DoNotSchedule
   }
 
   /** Metrics. */

@@ -368,7 +368,7 @@ public final class ClusterModel {
           .addNewTopologySpreadConstraint()
           .withTopologyKey(spec.rack.topologyKey)
           .withMaxSkew(1)
-          .withWhenUnsatisfiable("ScheduleAnyway")
+          .withWhenUnsatisfiable(spec.rack.whenUnsatisfiable.name())
           .withNewLabelSelector()
           .withMatchLabels(labels(c, "broker"))
           .endLabelSelector()
