@@ -58,6 +58,7 @@ final class MockKubernetes implements AutoCloseable {
         Set.of(OperatorSettings.Controller.TOPIC),
         null,
         "test",
+        false,
         0,
         topicReleaseAfter,
         ClusterModel::bootstrapServers);
@@ -71,7 +72,9 @@ final class MockKubernetes implements AutoCloseable {
       Duration topicReleaseAfter,
       Function<Cluster, String> brokerAddress)
       throws IOException {
-    this(new OperatorSettings(controllers, null, "test", 0, topicReleaseAfter, brokerAddress));
+    this(
+        new OperatorSettings(
+            controllers, null, "test", false, 0, topicReleaseAfter, brokerAddress));
   }
 
   /** With the operator started with {@code settings}, or none when null. */

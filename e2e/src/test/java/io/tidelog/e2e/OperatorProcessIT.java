@@ -63,6 +63,7 @@ class OperatorProcessIT {
         Set.of(Controller.CLUSTER),
         NS,
         identity,
+        false, // in-process: stopping the leader must not exit the test's JVM
         0,
         Duration.ofSeconds(5),
         ClusterModel::bootstrapServers);

@@ -18,6 +18,8 @@ import java.util.stream.Collectors;
  * @param leaseNamespace where the leader-election Lease lives; null runs without leader election
  *     (one replica only)
  * @param identity this replica's name in the Lease, such as its pod's name
+ * @param exitWhenLeadershipLost whether the process exits when it loses the Lease, so that
+ *     Kubernetes restarts it as a candidate again (in production); tests run in-process and do not
  * @param httpPort the port of /healthz, /readyz and /metrics; 0 picks a free one
  * @param topicReleaseAfter how long a deleted Topic waits for an unreachable cluster
  * @param brokerAddress how the Cluster reconciler reaches a Cluster's brokers to check that a
@@ -27,6 +29,7 @@ public record OperatorSettings(
     Set<Controller> controllers,
     String leaseNamespace,
     String identity,
+    boolean exitWhenLeadershipLost,
     int httpPort,
     Duration topicReleaseAfter,
     Function<Cluster, String> brokerAddress) {
@@ -46,6 +49,7 @@ public record OperatorSettings(
             .collect(Collectors.toCollection(() -> EnumSet.noneOf(Controller.class))),
         env.get("TIDELOG_OPERATOR_NAMESPACE"),
         env.getOrDefault("HOSTNAME", "tidelog-operator"),
+        true,
         Integer.parseInt(env.getOrDefault("TIDELOG_OPERATOR_HTTP_PORT", "8080")),
         Duration.ofSeconds(
             Long.parseLong(env.getOrDefault("TIDELOG_TOPIC_RELEASE_AFTER_SECONDS", "300"))),

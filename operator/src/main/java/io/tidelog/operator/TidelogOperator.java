@@ -41,7 +41,7 @@ public final class TidelogOperator implements AutoCloseable {
                             "tidelog-operator")
                         .withLeaseNamespace(settings.leaseNamespace())
                         .withIdentity(settings.identity())
-                        .withExitOnStopLeading(false)
+                        .withExitOnStopLeading(settings.exitWhenLeadershipLost())
                         .build());
               }
             });
