@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -106,9 +107,9 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     StatefulSet etcd =
         client.apps().statefulSets().inNamespace(ns).withName(ClusterModel.etcdSet(cluster)).get();
     List<PersistentVolumeClaim> claims = claims(client, cluster, brokers);
-    Optional<String> problem =
-        SpecChecks.problem(
-            cluster, brokers, etcd, claims, () -> BrokerView.read(brokerAddress.apply(cluster)));
+    // Read from the brokers at most once a reconcile, and only when a step needs it.
+    BrokerViewOnce view = new BrokerViewOnce(brokerAddress.apply(cluster));
+    Optional<String> problem = SpecChecks.problem(cluster, brokers, etcd, claims, view);
     if (problem.isPresent()) {
       refuse(status, problem.get(), generation);
       return update(cluster, status);
@@ -120,19 +121,39 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     String revision = ClusterModel.brokerRevision(cluster);
     Map<Integer, Pod> pods = brokerPods(client, cluster);
     writeRacks(client, cluster, pods.values());
-    Roller.Decision decision =
-        Roller.next(
-            cluster.getSpec().replicas,
-            revision,
-            pods,
-            () -> BrokerView.read(brokerAddress.apply(cluster)));
+    Roller.Decision decision = Roller.next(cluster.getSpec().replicas, revision, pods, view);
     if (decision instanceof Roller.Restart restart) {
       restart(client, cluster, pods.get(restart.brokerId()), restart.reason());
     }
-    report(cluster, status, pods, decision);
+    report(cluster, status, pods, decision, view);
     boolean done =
         decision instanceof Roller.Done && Conditions.isTrue(status.conditions, Conditions.READY);
     return done ? update(cluster, status) : update(cluster, status).rescheduleAfter(WHILE_CHANGING);
+  }
+
+  /**
+   * The brokers' view for one reconcile: read on first use and kept; the controller id comes from
+   * it when it was read, else from a lighter DescribeCluster.
+   */
+  private static final class BrokerViewOnce implements Callable<BrokerView> {
+    private final String bootstrapServers;
+    private BrokerView read;
+
+    BrokerViewOnce(String bootstrapServers) {
+      this.bootstrapServers = bootstrapServers;
+    }
+
+    @Override
+    public BrokerView call() throws Exception {
+      if (read == null) {
+        read = BrokerView.read(bootstrapServers);
+      }
+      return read;
+    }
+
+    Optional<Integer> controllerId() throws Exception {
+      return read != null ? read.controllerId() : BrokerView.controller(bootstrapServers);
+    }
   }
 
   /** A spec that is refused: Error and not Ready, naming the field, and nothing changed. */
@@ -149,8 +170,12 @@ public class ClusterReconciler implements Reconciler<Cluster> {
   }
 
   /** Ready brokers, bootstrap address, controller, and the Ready/Reconciling conditions. */
-  private void report(
-      Cluster cluster, ClusterStatus status, Map<Integer, Pod> pods, Roller.Decision decision) {
+  private static void report(
+      Cluster cluster,
+      ClusterStatus status,
+      Map<Integer, Pod> pods,
+      Roller.Decision decision,
+      BrokerViewOnce view) {
     Long generation = cluster.getMetadata().getGeneration();
     int replicas = cluster.getSpec().replicas;
     status.readyBrokers =
@@ -162,7 +187,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     status.bootstrapServers = ClusterModel.bootstrapServers(cluster);
     if (status.readyBrokers > 0) {
       try {
-        status.controllerId = BrokerView.controller(brokerAddress.apply(cluster)).orElse(null);
+        status.controllerId = view.controllerId().orElse(null);
       } catch (Exception e) {
         LOG.debug(
             "Cluster {}: no controller id: {}", cluster.getMetadata().getName(), e.toString());
