@@ -1,5 +1,8 @@
 package io.tidelog.broker;
 
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tidelog.broker.cluster.BrokerInfo;
 import io.tidelog.broker.cluster.BrokerRegistration;
 import io.tidelog.broker.cluster.ClusterImage;
@@ -13,6 +16,8 @@ import io.tidelog.broker.group.GroupCoordinator;
 import io.tidelog.broker.log.LogCleaner;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
+import io.tidelog.broker.metrics.BrokerCollector;
+import io.tidelog.broker.metrics.MetricsEndpoint;
 import io.tidelog.broker.network.SocketServer;
 import io.tidelog.broker.protocol.BrokerApis;
 import io.tidelog.broker.protocol.ConfigsHandler;
@@ -24,6 +29,7 @@ import io.tidelog.broker.protocol.ProduceHandler;
 import io.tidelog.broker.protocol.ProducerIdHandler;
 import io.tidelog.broker.protocol.RequestDispatcher;
 import io.tidelog.broker.protocol.TopicAdminHandler;
+import io.tidelog.broker.protocol.TopicMetrics;
 import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
@@ -73,6 +79,7 @@ public final class Broker implements AutoCloseable {
   private final LogManager logManager;
   private final ReplicaManager replicas;
   private final ExecutorService metadataExecutor;
+  private final PrometheusRegistry registry = new PrometheusRegistry();
   private ReplicaFetchers fetchers;
   private GroupCoordinator groups;
   private LogCleaner cleaner;
@@ -178,17 +185,22 @@ public final class Broker implements AutoCloseable {
   private void listen(BrokerConfig config) throws Exception {
     TopicAdminHandler topics = new TopicAdminHandler(config, metadata, metadataExecutor);
     leaderOffsets = new LeaderOffsets(vertx, replicas, metadata::image);
+    TopicMetrics topicMetrics = new TopicMetrics(registry);
     BrokerApis apis =
         new BrokerApis(
             new MetadataHandler(config, metadata, topics),
-            new ProduceHandler(replicas),
-            new FetchHandler(replicas, vertx),
+            new ProduceHandler(replicas, topicMetrics),
+            new FetchHandler(replicas, vertx, topicMetrics),
             new OffsetsHandler(replicas),
             topics,
             new ConfigsHandler(config, metadata, metadataExecutor),
             new ProducerIdHandler(metadata, metadataExecutor),
             new GroupHandler(config.groupConfig(), metadata, topics, groups));
-    server = new SocketServer(vertx, new RequestDispatcher(apis), config.socketRequestMaxBytes());
+    server =
+        new SocketServer(
+            vertx, new RequestDispatcher(apis, registry), config.socketRequestMaxBytes(), registry);
+    exportMetrics(config);
+    MetricsEndpoint metricsEndpoint = new MetricsEndpoint(vertx, registry);
     Listener listener = config.listeners().get(0);
     await(server.listen(listener.host(), listener.port()));
     http =
@@ -197,6 +209,7 @@ public final class Broker implements AutoCloseable {
             .requestHandler(
                 request -> {
                   switch (request.path()) {
+                    case "/metrics" -> metricsEndpoint.handle(request);
                     case "/healthz" -> request.response().end("ok");
                     case "/readyz" ->
                         request
@@ -249,6 +262,28 @@ public final class Broker implements AutoCloseable {
         config.httpPort());
   }
 
+  private void exportMetrics(BrokerConfig config) {
+    JvmMetrics.builder().register(registry);
+    Histogram flushes =
+        Histogram.builder()
+            .name("tidelog_log_flush_duration_seconds")
+            .help("Time to fsync a log, or the files of a rolled segment")
+            .classicOnly()
+            .classicUpperBounds(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+            .register(registry);
+    logManager.onFlush(nanos -> flushes.observe(nanos / 1e9));
+    registry.register(
+        new BrokerCollector(
+            replicas,
+            metadata,
+            controller,
+            registration,
+            logManager,
+            groups,
+            leaderOffsets,
+            config.metricsPartitionEnable()));
+  }
+
   /**
    * {@code /status}, for {@code bin/tidelog dev status}: a line {@code broker <id> controller
    * <id>}, then a line per replica here, {@code replica <topic>-<partition>} followed by {@code
@@ -268,11 +303,6 @@ public final class Broker implements AutoCloseable {
                 .thenComparingInt(r -> r.tp().partition()))
         .forEach(
             r -> {
-              TopicMetadata topic = image.topics().get(r.tp().topic());
-              List<Integer> assigned =
-                  topic == null || r.tp().partition() >= topic.partitions()
-                      ? List.of()
-                      : topic.replicas(r.tp().partition());
               text.append("replica ")
                   .append(r.tp())
                   .append(" role=")
@@ -282,7 +312,7 @@ public final class Broker implements AutoCloseable {
                   .append(" epoch=")
                   .append(r.leaderEpoch())
                   .append(" replicas=")
-                  .append(ids(assigned))
+                  .append(ids(r.replicas()))
                   .append(" isr=")
                   .append(ids(r.isr()))
                   .append(" hw=")

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.slf4j.Logger;
@@ -43,6 +44,7 @@ public final class BrokerRegistration implements AutoCloseable {
   private final LongConsumer onRegistered;
   private final ScheduledExecutorService executor =
       Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-registration"));
+  private final AtomicLong keepAliveFailures = new AtomicLong();
   private volatile long leaseId;
   private CloseableClient keepAlive;
   private volatile boolean closed;
@@ -120,6 +122,7 @@ public final class BrokerRegistration implements AutoCloseable {
     @Override
     public void onError(Throwable error) {
       LOG.warn("Keeping lease {} alive failed: {}", Long.toHexString(lease), error.toString());
+      keepAliveFailures.incrementAndGet();
       executor.execute(() -> checkLease(lease));
     }
 
@@ -127,6 +130,11 @@ public final class BrokerRegistration implements AutoCloseable {
     public void onCompleted() {
       executor.execute(() -> checkLease(lease));
     }
+  }
+
+  /** How many times the lease's keep-alive stream failed. */
+  public long keepAliveFailures() {
+    return keepAliveFailures.get();
   }
 
   /** Asks etcd whether {@code lease} still lives; registers again once it says it does not. */

@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +54,7 @@ public final class Controller implements AutoCloseable {
   private final AtomicBoolean reconcileQueued = new AtomicBoolean();
   private volatile LeaderKey leaderKey;
   private volatile long campaignLease = -1;
+  private final AtomicLong elections = new AtomicLong();
   private volatile boolean closed;
 
   /**
@@ -74,6 +76,16 @@ public final class Controller implements AutoCloseable {
         rebalanceIntervalMs,
         rebalanceIntervalMs,
         TimeUnit.MILLISECONDS);
+  }
+
+  /** Whether this broker is the controller now. */
+  public boolean isActive() {
+    return leaderKey != null;
+  }
+
+  /** How many times this broker has won the controller election. */
+  public long elections() {
+    return elections.get();
   }
 
   private ByteSequence electionName() {
@@ -98,6 +110,7 @@ public final class Controller implements AutoCloseable {
     while (!closed && lease == campaignLease) {
       try {
         leaderKey = campaign.get(CAMPAIGN_POLL_MS, TimeUnit.MILLISECONDS).getLeader();
+        elections.incrementAndGet();
         LOG.info("Broker {} is the controller (epoch {})", nodeId, leaderKey.getRevision());
         reconcile(false);
         return;

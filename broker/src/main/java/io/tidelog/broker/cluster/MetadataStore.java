@@ -30,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
@@ -70,6 +71,7 @@ public final class MetadataStore implements AutoCloseable {
   private final ScheduledExecutorService events;
   private final List<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
   private final Object revisionMonitor = new Object();
+  private final AtomicLong watchResyncs = new AtomicLong();
   private volatile ClusterImage image = ClusterImage.EMPTY;
 
   /** The revision of the last image the listeners have been given; writers wait on this one. */
@@ -536,11 +538,17 @@ public final class MetadataStore implements AutoCloseable {
     publish(builder.revision(response.getHeader().getRevision()).build());
   }
 
+  /** How many times the watch ended (failed, or compacted away) and the metadata was re-read. */
+  public long watchResyncs() {
+    return watchResyncs.get();
+  }
+
   private void onWatchLost(Throwable error) {
     if (closed) {
       return;
     }
     LOG.warn("The etcd watch ended ({}); re-reading the cluster metadata", error.toString());
+    watchResyncs.incrementAndGet();
     reload();
   }
 

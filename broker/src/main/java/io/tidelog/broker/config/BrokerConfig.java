@@ -79,8 +79,17 @@ public final class BrokerConfig {
   /** Tidelog's own: the etcd cluster that holds the metadata, as a list of client URLs. */
   public static final String ETCD_ENDPOINTS = "tidelog.etcd.endpoints";
 
-  /** Tidelog's own: the HTTP port of {@code /healthz} and {@code /readyz}; 0 picks a free one. */
+  /**
+   * Tidelog's own: the HTTP port of {@code /metrics}, {@code /healthz} and {@code /readyz}; 0 picks
+   * a free one.
+   */
   public static final String HTTP_PORT = "tidelog.http.port";
+
+  /**
+   * Tidelog's own: whether {@code /metrics} has series per partition (log offsets and size, group
+   * lag); off, only their per-topic sums remain, for clusters with many partitions.
+   */
+  public static final String METRICS_PARTITION_ENABLE = "tidelog.metrics.partition.enable";
 
   private static final String ENV_PREFIX = "TIDELOG_";
 
@@ -336,7 +345,13 @@ public final class BrokerConfig {
                 8080,
                 between(0, 65535),
                 MEDIUM,
-                "The port of /healthz and /readyz.");
+                "The port of /metrics, /healthz and /readyz.")
+            .define(
+                METRICS_PARTITION_ENABLE,
+                BOOLEAN,
+                true,
+                LOW,
+                "Whether /metrics has series per partition; off, only per-topic sums remain.");
     TopicConfigs.CONFIG_DEF
         .configKeys()
         .forEach(
@@ -534,6 +549,10 @@ public final class BrokerConfig {
 
   public int httpPort() {
     return (Integer) values.get(HTTP_PORT);
+  }
+
+  public boolean metricsPartitionEnable() {
+    return (Boolean) values.get(METRICS_PARTITION_ENABLE);
   }
 
   /**

@@ -25,6 +25,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.KafkaStorageException;
@@ -66,6 +67,7 @@ public final class LogManager implements AutoCloseable {
   private final Map<Path, FileChannel> locks = new ConcurrentHashMap<>();
   private final ExecutorService flusher;
   private final LogServices services;
+  private volatile LongConsumer flushListener = nanos -> {};
 
   private LogManager(Time time) {
     ThreadPoolExecutor executor =
@@ -83,7 +85,9 @@ public final class LogManager implements AutoCloseable {
             // A full queue means the disk is behind: the roll that asked waits for its fsync.
             new ThreadPoolExecutor.CallerRunsPolicy());
     this.flusher = executor;
-    this.services = new LogServices(time, executor, this::handleDirFailure);
+    this.services =
+        new LogServices(
+            time, executor, this::handleDirFailure, nanos -> flushListener.accept(nanos));
   }
 
   /**
@@ -355,6 +359,11 @@ public final class LogManager implements AutoCloseable {
 
   public Set<Path> liveDirs() {
     return Set.copyOf(liveDirs);
+  }
+
+  /** Tells {@code listener} how long each fsync of a log took, in nanoseconds, from now on. */
+  public void onFlush(LongConsumer listener) {
+    this.flushListener = listener;
   }
 
   public Set<Path> offlineDirs() {

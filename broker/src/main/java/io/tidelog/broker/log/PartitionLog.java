@@ -423,6 +423,7 @@ public final class PartitionLog implements AutoCloseable {
         .flusher()
         .execute(
             () -> {
+              long startNanos = System.nanoTime();
               try {
                 for (Path file : files) {
                   fsync(file);
@@ -433,6 +434,7 @@ public final class PartitionLog implements AutoCloseable {
                 }
                 return;
               }
+              services.flushNanos().accept(System.nanoTime() - startNanos);
               synchronized (recoveryPointLock) {
                 if (truncations == truncationsAtRoll && offset > recoveryPoint) {
                   recoveryPoint = offset;
@@ -718,6 +720,7 @@ public final class PartitionLog implements AutoCloseable {
   public void flush() {
     checkOnline();
     long flushedTo = logEndOffset;
+    long startNanos = System.nanoTime();
     try {
       Long from = segments.floorKey(recoveryPoint());
       for (LogSegment segment :
@@ -727,6 +730,7 @@ public final class PartitionLog implements AutoCloseable {
     } catch (IOException e) {
       throw failDirectory(e);
     }
+    services.flushNanos().accept(System.nanoTime() - startNanos);
     synchronized (recoveryPointLock) {
       recoveryPoint = Math.max(recoveryPoint, flushedTo);
     }

@@ -43,7 +43,14 @@ final class KafkaConnection {
   private boolean paused;
   private boolean closed;
 
-  KafkaConnection(NetSocketInternal socket, RequestProcessor processor, int requestMaxBytes) {
+  /**
+   * @param onClosed told once when the connection closes, for either side's reason
+   */
+  KafkaConnection(
+      NetSocketInternal socket,
+      RequestProcessor processor,
+      int requestMaxBytes,
+      Runnable onClosed) {
     this.socket = socket;
     this.processor = processor;
     this.requestMaxBytes = requestMaxBytes;
@@ -51,7 +58,11 @@ final class KafkaConnection {
     this.writer = new SocketWriter(socket);
     socket.handler(chunk -> consume(chunk, 0));
     socket.exceptionHandler(this::onReadFailure);
-    socket.closeHandler(v -> closed = true);
+    socket.closeHandler(
+        v -> {
+          closed = true;
+          onClosed.run();
+        });
     socket.drainHandler(v -> maybeResume());
   }
 

@@ -32,10 +32,12 @@ import org.apache.kafka.common.requests.RequestHeader;
 public final class FetchHandler {
   private final ReplicaManager replicas;
   private final Vertx vertx;
+  private final TopicMetrics metrics;
 
-  public FetchHandler(ReplicaManager replicas, Vertx vertx) {
+  public FetchHandler(ReplicaManager replicas, Vertx vertx, TopicMetrics metrics) {
     this.replicas = replicas;
     this.vertx = vertx;
+    this.metrics = metrics;
   }
 
   CompletableFuture<FetchResponse> handle(RequestHeader header, AbstractRequest request) {
@@ -47,14 +49,29 @@ public final class FetchHandler {
                 t.partitions()
                     .forEach(p -> partitions.add(new TopicPartition(t.topic(), p.partition()))));
     long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(data.maxWaitMs());
+    boolean byFollower = FetchRequest.replicaId(data) >= 0;
     return readUntil(data, header, partitions, deadlineNanos)
         .thenApply(
-            result ->
-                FetchResponse.of(
-                    new FetchResponseData()
-                        .setErrorCode(Errors.NONE.code())
-                        .setSessionId(0)
-                        .setResponses(result.topics())));
+            result -> {
+              count(result.topics(), byFollower);
+              return FetchResponse.of(
+                  new FetchResponseData()
+                      .setErrorCode(Errors.NONE.code())
+                      .setSessionId(0)
+                      .setResponses(result.topics()));
+            });
+  }
+
+  private void count(List<FetchableTopicResponse> topics, boolean byFollower) {
+    for (FetchableTopicResponse topic : topics) {
+      for (PartitionData partition : topic.partitions()) {
+        if (partition.errorCode() != Errors.NONE.code()) {
+          metrics.fetchFailed(topic.topic());
+        } else {
+          metrics.fetched(topic.topic(), partition.records().sizeInBytes(), byFollower);
+        }
+      }
+    }
   }
 
   /**

@@ -26,9 +26,11 @@ import org.apache.kafka.common.requests.RequestHeader;
  */
 public final class ProduceHandler {
   private final ReplicaManager replicas;
+  private final TopicMetrics metrics;
 
-  public ProduceHandler(ReplicaManager replicas) {
+  public ProduceHandler(ReplicaManager replicas, TopicMetrics metrics) {
     this.replicas = replicas;
+    this.metrics = metrics;
   }
 
   CompletableFuture<ProduceResponse> handle(RequestHeader header, AbstractRequest request) {
@@ -48,10 +50,12 @@ public final class ProduceHandler {
           response
               .setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
               .setErrorMessage("Cannot append to internal topic " + topic.name());
+          metrics.produceFailed(topic.name());
           continue;
         }
         if (!(partition.records() instanceof MemoryRecords records)) {
           response.setErrorCode(Errors.CORRUPT_MESSAGE.code());
+          metrics.produceFailed(topic.name());
           continue;
         }
         appends.add(
@@ -60,11 +64,13 @@ public final class ProduceHandler {
                 .handle(
                     (info, e) -> {
                       if (e != null) {
+                        metrics.produceFailed(tp.topic());
                         response
                             .setErrorCode(ErrorMapping.errorOf(e, header).code())
                             .setErrorMessage(ErrorMapping.messageOf(e))
                             .setBaseOffset(-1);
                       } else {
+                        metrics.produced(tp.topic(), records.sizeInBytes(), info.recordCount());
                         response
                             .setErrorCode(Errors.NONE.code())
                             .setBaseOffset(info.firstOffset())

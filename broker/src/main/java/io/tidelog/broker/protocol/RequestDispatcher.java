@@ -1,5 +1,6 @@
 package io.tidelog.broker.protocol;
 
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tidelog.broker.network.RequestProcessor;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -32,6 +33,7 @@ import org.apache.kafka.common.requests.ResponseHeader;
 public final class RequestDispatcher implements RequestProcessor {
   private static final int HEADER_PEEK_BYTES = 8;
   private final Map<ApiKeys, ClientApiHandler> handlers = new EnumMap<>(ApiKeys.class);
+  private final RequestMetrics metrics;
 
   /** Serves one API. */
   @FunctionalInterface
@@ -47,7 +49,8 @@ public final class RequestDispatcher implements RequestProcessor {
         RequestHeader header, AbstractRequest request, String clientHost);
   }
 
-  public RequestDispatcher(BrokerApis apis) {
+  public RequestDispatcher(BrokerApis apis, PrometheusRegistry registry) {
+    this.metrics = new RequestMetrics(registry);
     serve(
         ApiKeys.API_VERSIONS,
         (h, r) ->
@@ -114,6 +117,7 @@ public final class RequestDispatcher implements RequestProcessor {
     } catch (RuntimeException e) {
       return Future.failedFuture("malformed " + api + " v" + version + " request: " + e);
     }
+    long receivedNanos = metrics.received();
     CompletableFuture<AbstractResponse> response;
     try {
       response =
@@ -130,6 +134,7 @@ public final class RequestDispatcher implements RequestProcessor {
               ErrorMapping.errorOf(e, header); // logs what is not a Kafka API error
               return request.getErrorResponse(0, ErrorMapping.unwrap(e));
             });
+    response.whenComplete((r, e) -> metrics.answered(api, receivedNanos));
     Context context = Vertx.currentContext();
     return Future.fromCompletionStage(response, context)
         .map(

@@ -196,10 +196,13 @@ final class Partition {
         leader,
         leaderId(),
         leaderEpoch(),
+        replicas,
         state == null ? List.of() : state.isr(),
+        minInsyncReplicas,
         log.logStartOffset(),
         highWatermark,
-        log.logEndOffset());
+        log.logEndOffset(),
+        log.sizeInBytes());
   }
 
   int leaderId() {

@@ -31,6 +31,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
@@ -73,6 +74,8 @@ public final class ReplicaManager implements AutoCloseable {
   private final Map<TopicPartition, List<Runnable>> appendWaiters = new HashMap<>();
   private final List<LeadershipListener> leadershipListeners = new CopyOnWriteArrayList<>();
   private final Set<TopicPartition> cleaning = ConcurrentHashMap.newKeySet();
+  private final LongAdder isrShrinks = new LongAdder();
+  private final LongAdder isrExpands = new LongAdder();
   private ReplicaFetchers fetchers;
   private ClusterImage applied = ClusterImage.EMPTY;
 
@@ -442,6 +445,7 @@ public final class ReplicaManager implements AutoCloseable {
               if (e != null) {
                 LOG.warn("{}: changing the ISR failed: {}", p.tp, e.getMessage());
               } else if (written.isPresent()) {
+                countIsrChange(expected.isr(), wanted);
                 TopicMetadata topic = metadata.topic(p.tp.topic()).orElse(null);
                 if (topic != null) {
                   apply(
@@ -455,6 +459,25 @@ public final class ReplicaManager implements AutoCloseable {
               }
             },
             shard(p.tp));
+  }
+
+  private void countIsrChange(List<Integer> before, List<Integer> after) {
+    if (!after.containsAll(before)) {
+      isrShrinks.increment();
+    }
+    if (!before.containsAll(after)) {
+      isrExpands.increment();
+    }
+  }
+
+  /** How many ISR changes this broker made as a leader that dropped a replica. */
+  public long isrShrinks() {
+    return isrShrinks.sum();
+  }
+
+  /** How many ISR changes this broker made as a leader that added a replica. */
+  public long isrExpands() {
+    return isrExpands.sum();
   }
 
   /** Moves the log start offset up to {@code offset} (-1: the high watermark); returns it. */

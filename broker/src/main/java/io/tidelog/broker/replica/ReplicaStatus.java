@@ -7,13 +7,30 @@ import org.apache.kafka.common.TopicPartition;
  * A snapshot of one replica on this broker, as the metadata and its log stand.
  *
  * @param leader the partition's leader by the metadata, or -1 when it has none
+ * @param replicas the partition's assigned replicas
+ * @param minInsyncReplicas the topic's {@code min.insync.replicas}
+ * @param sizeBytes the size of the replica's log on disk
  */
 public record ReplicaStatus(
     TopicPartition tp,
     boolean isLeader,
     int leader,
     int leaderEpoch,
+    List<Integer> replicas,
     List<Integer> isr,
+    int minInsyncReplicas,
     long logStartOffset,
     long highWatermark,
-    long logEndOffset) {}
+    long logEndOffset,
+    long sizeBytes) {
+
+  /** Leads, and some assigned replica is out of the ISR (Kafka's UnderReplicatedPartitions). */
+  public boolean isUnderReplicated() {
+    return isLeader && isr.size() < replicas.size();
+  }
+
+  /** Leads with fewer in-sync replicas than {@code min.insync.replicas}: acks=all fails. */
+  public boolean isUnderMinIsr() {
+    return isLeader && isr.size() < minInsyncReplicas;
+  }
+}
