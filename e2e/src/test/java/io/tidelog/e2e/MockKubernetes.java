@@ -61,6 +61,7 @@ final class MockKubernetes implements AutoCloseable {
         false,
         0,
         topicReleaseAfter,
+        Duration.ofMinutes(10),
         ClusterModel::bootstrapServers);
   }
 
@@ -74,7 +75,14 @@ final class MockKubernetes implements AutoCloseable {
       throws IOException {
     this(
         new OperatorSettings(
-            controllers, null, "test", false, 0, topicReleaseAfter, brokerAddress));
+            controllers,
+            null,
+            "test",
+            false,
+            0,
+            topicReleaseAfter,
+            Duration.ofMinutes(10),
+            brokerAddress));
   }
 
   /** With the operator started with {@code settings}, or none when null. */

@@ -10,6 +10,7 @@ import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.TidelogOperator;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.cluster.ClusterModel;
+import io.tidelog.operator.cluster.ClusterReconciler;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -58,6 +59,92 @@ class OperatorProcessIT {
     }
   }
 
+  @Test
+  void countsResourcesPerReadyStatusAndTheStuckOnes() throws Exception {
+    Duration stuckAfter = Duration.ofSeconds(5);
+    try (MockKubernetes kubernetes =
+        new MockKubernetes(
+            new OperatorSettings(
+                Set.of(Controller.CLUSTER),
+                null,
+                "test",
+                false,
+                0,
+                Duration.ofSeconds(5),
+                stuckAfter,
+                ClusterModel::bootstrapServers))) {
+      KubernetesClient client = kubernetes.client;
+      int port = kubernetes.operator.httpPort();
+      // Given a Cluster whose brokers never become Ready (the mock runs no pods), and a paused one,
+      create(client, "waiting");
+      Cluster paused =
+          Resources.cluster(
+              "kafka",
+              "paused",
+              "replicas: 1\nstorage: {size: 1Gi}\netcd: {endpoints: ['http://etcd:2379']}");
+      paused
+          .getMetadata()
+          .setAnnotations(java.util.Map.of(ClusterReconciler.PAUSE_ANNOTATION, "true"));
+      client.resource(paused).create();
+      long createdNanos = System.nanoTime();
+      await().atMost(Duration.ofSeconds(30)).until(() -> hasStatus(client, "waiting"));
+
+      // both count as not Ready, and neither is stuck yet;
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> {
+                String metrics = get(port, "/metrics").body();
+                assertThat(
+                        gauge(
+                                metrics,
+                                "tidelog_operator_resources",
+                                "kind=\"Cluster\",ready=\"false\"")
+                            + gauge(
+                                metrics,
+                                "tidelog_operator_resources",
+                                "kind=\"Cluster\",ready=\"unknown\""))
+                    .isEqualTo(2);
+                assertThat(
+                        gauge(
+                            metrics,
+                            "tidelog_operator_resources",
+                            "kind=\"Cluster\",ready=\"true\""))
+                    .isZero();
+              });
+      if (System.nanoTime() - createdNanos < stuckAfter.toNanos() - 1_000_000_000L) {
+        assertThat(
+                gauge(
+                    get(port, "/metrics").body(),
+                    "tidelog_operator_stuck_resources",
+                    "kind=\"Cluster\""))
+            .isZero();
+      }
+      // once it has been so for longer than stuckAfter, the unpaused one is stuck.
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(
+                          gauge(
+                              get(port, "/metrics").body(),
+                              "tidelog_operator_stuck_resources",
+                              "kind=\"Cluster\""))
+                      .isEqualTo(1));
+    }
+  }
+
+  /** The value of {@code name{labels}} in a scrape, where {@code labels} begins the label set. */
+  private static double gauge(String metrics, String name, String labels) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile(
+                "^" + java.util.regex.Pattern.quote(name + "{" + labels) + "[^}]*\\} (\\S+)$",
+                java.util.regex.Pattern.MULTILINE)
+            .matcher(metrics);
+    assertThat(m.find()).as(name + "{" + labels + "} in\n" + metrics).isTrue();
+    return Double.parseDouble(m.group(1));
+  }
+
   private static OperatorSettings settings(String identity) {
     return new OperatorSettings(
         Set.of(Controller.CLUSTER),
@@ -66,6 +153,7 @@ class OperatorProcessIT {
         false, // in-process: stopping the leader must not exit the test's JVM
         0,
         Duration.ofSeconds(5),
+        Duration.ofMinutes(10),
         ClusterModel::bootstrapServers);
   }
 

@@ -22,6 +22,7 @@ import java.util.stream.Collectors;
  *     Kubernetes restarts it as a candidate again (in production); tests run in-process and do not
  * @param httpPort the port of /healthz, /readyz and /metrics; 0 picks a free one
  * @param topicReleaseAfter how long a deleted Topic waits for an unreachable cluster
+ * @param stuckAfter how long a resource may stay not Ready before the metrics count it as stuck
  * @param brokerAddress how the Cluster reconciler reaches a Cluster's brokers to check that a
  *     restart is safe: the bootstrap Service, in Kubernetes
  */
@@ -32,6 +33,7 @@ public record OperatorSettings(
     boolean exitWhenLeadershipLost,
     int httpPort,
     Duration topicReleaseAfter,
+    Duration stuckAfter,
     Function<Cluster, String> brokerAddress) {
 
   /** A reconciler. */
@@ -53,6 +55,8 @@ public record OperatorSettings(
         Integer.parseInt(env.getOrDefault("TIDELOG_OPERATOR_HTTP_PORT", "8080")),
         Duration.ofSeconds(
             Long.parseLong(env.getOrDefault("TIDELOG_TOPIC_RELEASE_AFTER_SECONDS", "300"))),
+        Duration.ofSeconds(
+            Long.parseLong(env.getOrDefault("TIDELOG_OPERATOR_STUCK_AFTER_SECONDS", "600"))),
         ClusterModel::bootstrapServers);
   }
 }

@@ -10,6 +10,7 @@ import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tidelog.operator.cluster.ClusterReconciler;
+import io.tidelog.operator.metrics.ResourceMetrics;
 import io.tidelog.operator.topic.TopicAdmins;
 import io.tidelog.operator.topic.TopicReconciler;
 import java.io.IOException;
@@ -45,12 +46,15 @@ public final class TidelogOperator implements AutoCloseable {
                         .build());
               }
             });
+    ResourceMetrics resources =
+        new ResourceMetrics(registry, settings.stuckAfter(), Clock.systemUTC());
     if (settings.controllers().contains(OperatorSettings.Controller.CLUSTER)) {
-      operator.register(new ClusterReconciler(settings.brokerAddress()));
+      operator.register(new ClusterReconciler(settings.brokerAddress(), resources));
     }
     if (settings.controllers().contains(OperatorSettings.Controller.TOPIC)) {
       operator.register(
-          new TopicReconciler(topicAdmins, settings.topicReleaseAfter(), Clock.systemUTC()));
+          new TopicReconciler(
+              topicAdmins, settings.topicReleaseAfter(), Clock.systemUTC(), resources));
     }
     http = HttpServer.create(new InetSocketAddress(settings.httpPort()), 16);
     http.createContext("/healthz", exchange -> respond(exchange, 200, "ok\n"));

@@ -24,6 +24,7 @@ import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterStatus;
 import io.tidelog.operator.api.Conditions;
+import io.tidelog.operator.metrics.ResourceMetrics;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
@@ -53,17 +54,23 @@ public class ClusterReconciler implements Reconciler<Cluster> {
   private static final Duration WHILE_CHANGING = Duration.ofSeconds(5);
 
   private final Function<Cluster, String> brokerAddress;
+  private final ResourceMetrics metrics;
 
   /**
    * @param brokerAddress how the operator reaches a Cluster's brokers: its bootstrap Service when
    *     the operator runs in Kubernetes
    */
-  public ClusterReconciler(Function<Cluster, String> brokerAddress) {
+  public ClusterReconciler(Function<Cluster, String> brokerAddress, ResourceMetrics metrics) {
     this.brokerAddress = brokerAddress;
+    this.metrics = metrics;
   }
 
   @Override
   public List<EventSource<?, Cluster>> prepareEventSources(EventSourceContext<Cluster> context) {
+    metrics.watch(
+        "Cluster",
+        context.getPrimaryCache(),
+        c -> c.getStatus() == null ? List.of() : c.getStatus().conditions);
     // Pod changes (Ready, deleted, recreated) drive the roll forward.
     var pods =
         InformerEventSourceConfiguration.from(Pod.class, Cluster.class)

@@ -19,6 +19,7 @@ import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.Conditions;
 import io.tidelog.operator.api.Topic;
 import io.tidelog.operator.api.TopicStatus;
+import io.tidelog.operator.metrics.ResourceMetrics;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -51,19 +52,26 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
   private final TopicAdmins admins;
   private final Duration releaseAfter;
   private final Clock clock;
+  private final ResourceMetrics metrics;
 
   /**
    * @param releaseAfter how long a deleted Topic waits for its unreachable cluster before it is
    *     released without its Kafka topic being deleted
    */
-  public TopicReconciler(TopicAdmins admins, Duration releaseAfter, Clock clock) {
+  public TopicReconciler(
+      TopicAdmins admins, Duration releaseAfter, Clock clock, ResourceMetrics metrics) {
     this.admins = admins;
     this.releaseAfter = releaseAfter;
     this.clock = clock;
+    this.metrics = metrics;
   }
 
   @Override
   public List<EventSource<?, Topic>> prepareEventSources(EventSourceContext<Topic> context) {
+    metrics.watch(
+        "Topic",
+        context.getPrimaryCache(),
+        t -> t.getStatus() == null ? List.of() : t.getStatus().conditions);
     var clusters =
         InformerEventSourceConfiguration.from(Cluster.class, Topic.class)
             .withPrimaryToSecondaryMapper((Topic topic) -> Set.of(clusterId(topic)))
