@@ -7,6 +7,10 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfigurationBuilder;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tidelog.operator.cluster.ClusterReconciler;
@@ -25,9 +29,14 @@ public final class TidelogOperator implements AutoCloseable {
   private final TopicAdmins topicAdmins = new TopicAdmins();
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final JvmGcMetrics jvmGcMetrics = new JvmGcMetrics();
   private final HttpServer http;
 
   private TidelogOperator(KubernetesClient client, OperatorSettings settings) throws IOException {
+    new JvmMemoryMetrics().bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    new ProcessorMetrics().bindTo(registry);
+    jvmGcMetrics.bindTo(registry);
     operator =
         new Operator(
             o -> {
@@ -97,6 +106,7 @@ public final class TidelogOperator implements AutoCloseable {
     operator.stop();
     http.stop(0);
     topicAdmins.close();
+    jvmGcMetrics.close();
     registry.close();
   }
 
