@@ -94,7 +94,7 @@ class HelmChartTest {
     assertThat(operator.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/healthz");
     assertThat(operator.getResources().getRequests()).containsKeys("cpu", "memory");
     assertThat(operator.getResources().getLimits()).containsKey("memory");
-    assertThat(operator.getImage()).isEqualTo("ghcr.io/tidelog/tidelog-operator:0.1.0");
+    assertThat(operator.getImage()).isEqualTo("tidelog/operator:0.1.0");
     assertThat(operator.getEnv())
         .anySatisfy(
             e -> {

@@ -14,6 +14,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tidelog.operator.cluster.ClusterReconciler;
+import io.tidelog.operator.metrics.OperatorMeterFilter;
 import io.tidelog.operator.metrics.ResourceMetrics;
 import io.tidelog.operator.topic.TopicAdmins;
 import io.tidelog.operator.topic.TopicReconciler;
@@ -33,6 +34,7 @@ public final class TidelogOperator implements AutoCloseable {
   private final HttpServer http;
 
   private TidelogOperator(KubernetesClient client, OperatorSettings settings) throws IOException {
+    registry.config().meterFilter(new OperatorMeterFilter());
     new JvmMemoryMetrics().bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
