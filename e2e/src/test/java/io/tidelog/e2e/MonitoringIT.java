@@ -48,6 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class MonitoringIT {
   private static final String NS = "kafka";
+  private static final String OPERATOR_NS = "tidelog-system";
   private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -157,6 +158,75 @@ class MonitoringIT {
     missing.keySet().removeAll(scraped);
     missing.keySet().removeAll(SYNTHETIC);
     assertThat(missing).as("metric -> where it is used, missing from the scrapes").isEmpty();
+  }
+
+  @Test
+  void everyDashboardQueryFindsSeriesOnAPrometheusScrapingThem(@TempDir Path prometheusDir)
+      throws Exception {
+    try (PrometheusServer prometheus =
+        PrometheusServer.start(
+            prometheusDir,
+            new PrometheusServer.Target(
+                "brokers",
+                cluster.port + 1000,
+                Map.of("namespace", NS, "tidelog_cluster", "dev", "pod", "dev-broker-0")),
+            new PrometheusServer.Target(
+                "operator",
+                kubernetes.operator.httpPort(),
+                Map.of("namespace", OPERATOR_NS, "pod", "tidelog-operator-0")))) {
+      // enough samples of both targets for rate() over the dashboards' windows
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofSeconds(1))
+          .until(() -> value(prometheus.query("min(count_over_time(up[1m]))")) >= 8);
+      List<HasMetadata> chart = HelmChart.render(Map.of("metrics.prometheusRule.enabled", true));
+      Map<String, String> failures = new TreeMap<>();
+      for (ConfigMap map : HelmChart.all(chart, ConfigMap.class)) {
+        JsonNode dashboard = JSON.readTree(map.getData().values().iterator().next());
+        String namespace =
+            "tidelog-operator".equals(dashboard.path("uid").asText()) ? OPERATOR_NS : NS;
+        for (String query : queries(dashboard)) {
+          String promql = asPromQl(query, namespace);
+          JsonNode answer = prometheus.query(promql);
+          if (!"success".equals(answer.path("status").asText())) {
+            failures.put(promql, answer.path("error").asText());
+          } else if (answer.path("data").path("result").isEmpty()) {
+            failures.put(promql, "no series");
+          }
+        }
+      }
+      // Alerts are quiet on a healthy cluster: each expression must evaluate, not return series
+      for (String expr : PrometheusRules.expressions(chart)) {
+        JsonNode answer = prometheus.query(expr);
+        if (!"success".equals(answer.path("status").asText())) {
+          failures.put(expr, answer.path("error").asText());
+        }
+      }
+      assertThat(failures).as("query -> what went wrong").isEmpty();
+    }
+  }
+
+  /**
+   * A dashboard query as Grafana would send it for this fixture: variables filled in, and a {@code
+   * label_values(metric, label)} variable query as the PromQL that lists the label's values.
+   */
+  private static String asPromQl(String query, String namespace) {
+    String promql =
+        query
+            .replace("$__rate_interval", "15s")
+            .replace("$namespace", namespace)
+            .replace("$cluster", "dev")
+            .replace("$topic", ".*")
+            .replace("$group", ".*");
+    Matcher labelValues = Pattern.compile("^label_values\\((.+),\\s*(\\w+)\\)$").matcher(promql);
+    return labelValues.matches()
+        ? "count by (" + labelValues.group(2) + ") (" + labelValues.group(1) + ")"
+        : promql;
+  }
+
+  private static double value(JsonNode answer) {
+    JsonNode result = answer.path("data").path("result");
+    return result.isEmpty() ? 0 : result.get(0).path("value").get(1).asDouble();
   }
 
   /** Every metric a dashboard query, a variable or an alert reads, with where. */
