@@ -20,6 +20,7 @@ import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -254,6 +255,20 @@ class HelmChartTest {
     Promtool.Result result = Promtool.run("check", "rules", rules.toString());
     assertThat(result.exitCode()).as(result.output()).isZero();
     assertThat(result.output()).contains("SUCCESS: " + alerts.size() + " rules found");
+  }
+
+  @Test
+  void alertsFireAsTheirUnitTestsExpect(@TempDir Path dir) throws Exception {
+    PrometheusRules.writeRuleFile(
+        HelmChart.render(Map.of("metrics.prometheusRule.enabled", true)),
+        dir.resolve("tidelog.rules.yml"));
+    Path tests = dir.resolve("tidelog-alerts.test.yml");
+    try (InputStream in = HelmChartTest.class.getResourceAsStream("/tidelog-alerts.test.yml")) {
+      Files.copy(in, tests);
+    }
+    Promtool.Result result = Promtool.run("test", "rules", tests.toString());
+    assertThat(result.exitCode()).as(result.output()).isZero();
+    assertThat(result.output()).contains("SUCCESS");
   }
 
   @ParameterizedTest(name = "{0}={1}")
