@@ -129,7 +129,7 @@ class HelmChartTest {
     Role leases = HelmChart.one(objects, Role.class);
     assertThat(leases.getMetadata().getNamespace()).isEqualTo(HelmChart.NAMESPACE);
     assertThat(rules(leases.getRules()))
-        .containsExactly("coordination.k8s.io/leases: create get update");
+        .containsExactly("coordination.k8s.io/leases: create get patch update");
     ClusterRoleBinding binding = HelmChart.one(objects, ClusterRoleBinding.class);
     assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
     assertThat(binding.getSubjects())
@@ -148,6 +148,42 @@ class HelmChartTest {
                 .getSpec()
                 .getServiceAccountName())
         .isEqualTo(account.getMetadata().getName());
+  }
+
+  /**
+   * The authorizer that MockKubernetes applies to every operator request in the e2e tests: it must
+   * refuse what the chart does not grant, or those checks could not fail.
+   */
+  @Test
+  void theRbacCheckOfTheMockTestsRefusesWhatTheChartDoesNotGrant() {
+    ChartRbac rbac = ChartRbac.ofChart();
+    assertThat(rbac.allows(request("GET", "/apis/tidelog.io/v1alpha1/topics?watch=true"))).isTrue();
+    assertThat(rbac.allows(request("PATCH", "/apis/tidelog.io/v1alpha1/namespaces/a/topics/t")))
+        .isTrue();
+    assertThat(rbac.allows(request("DELETE", "/api/v1/namespaces/a/pods/p-0"))).isTrue();
+    assertThat(
+            rbac.allows(
+                request(
+                    "PUT",
+                    "/apis/coordination.k8s.io/v1/namespaces/"
+                        + HelmChart.NAMESPACE
+                        + "/leases/tidelog-operator")))
+        .isTrue();
+    assertThat(rbac.allows(request("GET", "/api/v1/namespaces/a/secrets/s"))).isFalse();
+    assertThat(rbac.allows(request("DELETE", "/apis/apps/v1/namespaces/a/statefulsets/s")))
+        .isFalse();
+    assertThat(rbac.allows(request("DELETE", "/api/v1/namespaces/a/pods"))).isFalse();
+    assertThat(rbac.allows(request("PUT", "/api/v1/namespaces/a/pods/p-0/status"))).isFalse();
+    assertThat(rbac.allows(request("GET", "/api/v1/nodes"))).isFalse();
+    assertThat(
+            rbac.allows(
+                request(
+                    "PUT", "/apis/coordination.k8s.io/v1/namespaces/apps/leases/tidelog-operator")))
+        .isFalse();
+  }
+
+  private static ChartRbac.Request request(String method, String path) {
+    return new ChartRbac.Request(method, path);
   }
 
   /** Each rule as {@code group/resource: verbs}, one per resource, verbs sorted. */

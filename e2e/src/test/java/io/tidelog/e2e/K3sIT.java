@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.github.dockerjava.api.DockerClient;
+import com.marcnuri.helm.Helm;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
-import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
-import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBindingBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -20,9 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.testcontainers.DockerClientFactory;
@@ -34,9 +30,10 @@ import org.testcontainers.utility.MountableFile;
 
 /**
  * The whole path on a real Kubernetes, k3s in Docker: the images built from the Dockerfile, the
- * CRDs, the operator as a Deployment, a Cluster with a managed etcd, a Topic, and kcat producing
- * and consuming through the bootstrap Service. Skipped, and reported as skipped, where no Docker
- * engine runs (this development machine has none, so this test has not run here).
+ * operator installed with the Helm chart (so its RBAC is the chart's, enforced), a Cluster with a
+ * managed etcd, a Topic, and kcat producing and consuming through the bootstrap Service. Skipped,
+ * and reported as skipped, where no Docker engine runs (this development machine has none, so this
+ * test has not run here).
  */
 @Testcontainers(disabledWithoutDocker = true)
 class K3sIT {
@@ -57,68 +54,19 @@ class K3sIT {
         new KubernetesClientBuilder()
             .withConfig(Config.fromKubeconfig(K3S.getKubeConfigYaml()))
             .build()) {
-      // Given the CRDs and the operator, with rights to everything (the Helm chart narrows them),
-      try (Stream<Path> crds = Files.list(DevCluster.REPO.resolve("crds"))) {
-        for (Path crd : crds.sorted().toList()) {
-          try (InputStream in = Files.newInputStream(crd)) {
-            client
-                .resource(
-                    client
-                        .getKubernetesSerialization()
-                        .unmarshal(in, CustomResourceDefinition.class))
-                .create();
-          }
-        }
-      }
-      client
-          .resource(
-              new ClusterRoleBindingBuilder()
-                  .withNewMetadata()
-                  .withName("tidelog-operator-e2e")
-                  .endMetadata()
-                  .withNewRoleRef()
-                  .withApiGroup("rbac.authorization.k8s.io")
-                  .withKind("ClusterRole")
-                  .withName("cluster-admin")
-                  .endRoleRef()
-                  .addNewSubject()
-                  .withKind("ServiceAccount")
-                  .withName("default")
-                  .withNamespace(NS)
-                  .endSubject()
-                  .build())
-          .create();
-      client
-          .resource(
-              new DeploymentBuilder()
-                  .withNewMetadata()
-                  .withName("tidelog-operator")
-                  .withNamespace(NS)
-                  .endMetadata()
-                  .withNewSpec()
-                  .withReplicas(1)
-                  .withNewSelector()
-                  .withMatchLabels(Map.of("app", "tidelog-operator"))
-                  .endSelector()
-                  .withNewTemplate()
-                  .withNewMetadata()
-                  .withLabels(Map.of("app", "tidelog-operator"))
-                  .endMetadata()
-                  .withNewSpec()
-                  .addNewContainer()
-                  .withName("operator")
-                  .withImage("tidelog/operator:" + TAG)
-                  .withImagePullPolicy("Never")
-                  .addNewEnv()
-                  .withName("TIDELOG_OPERATOR_NAMESPACE")
-                  .withValue(NS)
-                  .endEnv()
-                  .endContainer()
-                  .endSpec()
-                  .endTemplate()
-                  .endSpec()
-                  .build())
-          .create();
+      // Given the operator installed with the Helm chart (its CRDs, its least-privilege RBAC, its
+      // restricted Deployment), waiting until the Deployment is ready,
+      new Helm(HelmChart.DIR)
+          .install()
+          .withName(HelmChart.RELEASE)
+          .withNamespace(HelmChart.NAMESPACE)
+          .createNamespace()
+          .withKubeConfigContents(K3S.getKubeConfigYaml())
+          .set("image.tag", TAG)
+          .set("image.pullPolicy", "Never")
+          .waitReady()
+          .withTimeout(300)
+          .call();
 
       // when a Cluster of one broker with a managed etcd, and a Topic, are applied,
       client

@@ -2,13 +2,16 @@ package io.tidelog.e2e;
 
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectRulesReviewBuilder;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.ServerRequest;
 import io.fabric8.mockwebserver.ServerResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.tidelog.operator.OperatorSettings;
 import io.tidelog.operator.TidelogOperator;
 import io.tidelog.operator.api.Cluster;
@@ -26,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -35,6 +39,7 @@ import java.util.stream.Stream;
  * production (see {@link TidelogOperator#start}).
  */
 final class MockKubernetes implements AutoCloseable {
+  private static final String OPERATOR_AGENT = "tidelog-operator-under-test";
   // Held, so that the level sticks: the mock logs every request at INFO.
   private static final java.util.logging.Logger MOCK_LOG =
       java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
@@ -47,6 +52,10 @@ final class MockKubernetes implements AutoCloseable {
   final KubernetesClient client;
   final TidelogOperator operator;
   private final List<TidelogOperator> others = new ArrayList<>();
+  private final MockWebServer http = new MockWebServer();
+
+  /** The operators' own client: its requests are told from the test's by the User-Agent. */
+  private final KubernetesClient operatorClient;
 
   /** Only the Topic reconciler, for Clusters whose brokers run on this machine. */
   static MockKubernetes topicOperator(Duration topicReleaseAfter) throws IOException {
@@ -91,11 +100,7 @@ final class MockKubernetes implements AutoCloseable {
     Map<ServerRequest, Queue<ServerResponse>> expectations = new HashMap<>();
     server =
         new KubernetesMockServer(
-            new Context(),
-            new MockWebServer(),
-            expectations,
-            new KubernetesMixedDispatcher(expectations),
-            false);
+            new Context(), http, expectations, new KubernetesMixedDispatcher(expectations), false);
     // Leader election first asks what it may do, which the mock does not serve.
     server
         .expect()
@@ -126,12 +131,17 @@ final class MockKubernetes implements AutoCloseable {
         }
       }
     }
-    operator = settings == null ? null : TidelogOperator.start(client, settings);
+    operatorClient =
+        new KubernetesClientBuilder()
+            .withConfig(
+                new ConfigBuilder(client.getConfiguration()).withUserAgent(OPERATOR_AGENT).build())
+            .build();
+    operator = settings == null ? null : TidelogOperator.start(operatorClient, settings);
   }
 
   /** Starts another operator against the same API, closed with this. */
   TidelogOperator startOperator(OperatorSettings settings) throws IOException {
-    TidelogOperator another = TidelogOperator.start(client, settings);
+    TidelogOperator another = TidelogOperator.start(operatorClient, settings);
     others.add(another);
     return another;
   }
@@ -158,7 +168,37 @@ final class MockKubernetes implements AutoCloseable {
     if (operator != null) {
       operator.close();
     }
+    operatorClient.close();
     client.close();
+    List<ChartRbac.Request> denied = deniedOperatorRequests();
     server.destroy();
+    if (!denied.isEmpty()) {
+      throw new AssertionError(
+          "The chart's RBAC would refuse these requests of the operator: " + denied);
+    }
+  }
+
+  /**
+   * The distinct requests the operators made that the Helm chart's ClusterRole and Role do not
+   * allow: every test against this mock checks the chart's RBAC against what the operator did.
+   */
+  private List<ChartRbac.Request> deniedOperatorRequests() {
+    ChartRbac rbac = ChartRbac.ofChart();
+    Set<ChartRbac.Request> denied = new java.util.LinkedHashSet<>();
+    try {
+      for (RecordedRequest r = http.takeRequest(0, TimeUnit.MILLISECONDS);
+          r != null;
+          r = http.takeRequest(0, TimeUnit.MILLISECONDS)) {
+        ChartRbac.Request request = new ChartRbac.Request(r.getMethod(), r.getPath());
+        if (r.getHeader("User-Agent") != null
+            && r.getHeader("User-Agent").startsWith(OPERATOR_AGENT)
+            && !rbac.allows(request)) {
+          denied.add(request);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return List.copyOf(denied);
   }
 }
