@@ -2,6 +2,7 @@ package io.tidelog.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.tidelog.broker.config.BrokerConfig;
 import java.net.URI;
@@ -145,6 +146,31 @@ class MetricsIT {
                       "metered"))
           .isZero();
     }
+    // Every request of the closed clients was answered
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () ->
+                assertThat(Scrape.of(broker.httpPort).value("tidelog_requests_in_flight"))
+                    .isZero());
+  }
+
+  @Test
+  void flushesAreTimed() throws Exception {
+    admin
+        .createTopics(
+            List.of(new NewTopic("flushed", 1, (short) 1).configs(Map.of("flush.messages", "1"))))
+        .all()
+        .get();
+    double before = Scrape.of(broker.httpPort).value("tidelog_log_flush_duration_seconds_count");
+    try (KafkaProducer<byte[], byte[]> producer = producer(Map.of())) {
+      for (int i = 0; i < 5; i++) {
+        producer.send(new ProducerRecord<>("flushed", new byte[10])).get();
+      }
+    }
+    // flush.messages=1: every append is fsynced before it is acknowledged
+    assertThat(Scrape.of(broker.httpPort).value("tidelog_log_flush_duration_seconds_count"))
+        .isGreaterThanOrEqualTo(before + 5);
   }
 
   @Test

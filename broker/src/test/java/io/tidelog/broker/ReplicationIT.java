@@ -277,12 +277,30 @@ class ReplicationIT {
             .findFirst()
             .orElseThrow();
 
+    int leaderHttpPort = brokers.get(partition.leader().id()).httpPort;
+    assertThat(Scrape.of(leaderHttpPort).value("tidelog_isr_shrinks_total")).isZero();
+
     brokers.get(lagging).pause();
     eventually().until(() -> !ids(describe("osr").isr()).contains(lagging));
     assertThat(ids(describe("osr").replicas())).contains(lagging);
+    // The leader's metrics say so: one shrink, one under-replicated partition
+    eventually()
+        .untilAsserted(
+            () -> {
+              Scrape shrunk = Scrape.of(leaderHttpPort);
+              assertThat(shrunk.value("tidelog_isr_shrinks_total")).isEqualTo(1);
+              assertThat(shrunk.value("tidelog_under_replicated_partitions")).isEqualTo(1);
+            });
 
     brokers.get(lagging).resume();
     eventually().until(() -> ids(describe("osr").isr()).contains(lagging));
+    eventually()
+        .untilAsserted(
+            () -> {
+              Scrape healed = Scrape.of(leaderHttpPort);
+              assertThat(healed.value("tidelog_isr_expands_total")).isEqualTo(1);
+              assertThat(healed.value("tidelog_under_replicated_partitions")).isZero();
+            });
   }
 
   @Test
