@@ -186,6 +186,7 @@ public final class Broker implements AutoCloseable {
     TopicAdminHandler topics = new TopicAdminHandler(config, metadata, metadataExecutor);
     leaderOffsets = new LeaderOffsets(vertx, replicas, metadata::image);
     TopicMetrics topicMetrics = new TopicMetrics(registry);
+    metadata.addListener(image -> topicMetrics.retainTopics(image.topics().keySet()));
     BrokerApis apis =
         new BrokerApis(
             new MetadataHandler(config, metadata, topics),

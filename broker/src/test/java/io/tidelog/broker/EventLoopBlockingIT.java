@@ -156,6 +156,8 @@ class EventLoopBlockingIT {
       admin.describeConfigs(List.of(topic)).all().get();
       admin.createPartitions(Map.of("loops", NewPartitions.increaseTo(4))).all().get();
       admin.describeCluster().nodes().get();
+      // a scrape waits for the storage shards, off the event loop
+      assertThat(Scrape.of(broker.httpPort).value("tidelog_partitions")).isEqualTo(5);
       admin.deleteTopics(List.of("loops", "loops-auto")).all().get();
     }
 

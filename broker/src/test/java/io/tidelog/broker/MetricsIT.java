@@ -156,6 +156,22 @@ class MetricsIT {
   }
 
   @Test
+  void aDeletedTopicsSeriesGo() throws Exception {
+    admin.createTopics(List.of(new NewTopic("doomed", 1, (short) 1))).all().get();
+    try (KafkaProducer<byte[], byte[]> producer = producer(Map.of())) {
+      producer.send(new ProducerRecord<>("doomed", new byte[10])).get();
+    }
+    assertThat(
+            Scrape.of(broker.httpPort).value("tidelog_topic_messages_in_total", "topic", "doomed"))
+        .isEqualTo(1);
+    admin.deleteTopics(List.of("doomed")).all().get();
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> assertThat(Scrape.of(broker.httpPort).body()).doesNotContain("topic=\"doomed\""));
+  }
+
+  @Test
   void flushesAreTimed() throws Exception {
     admin
         .createTopics(

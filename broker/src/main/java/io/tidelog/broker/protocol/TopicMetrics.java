@@ -2,6 +2,8 @@ package io.tidelog.broker.protocol;
 
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.List;
+import java.util.Set;
 
 /**
  * Client traffic per topic, counted where the produce and fetch handlers answer, as Kafka's {@code
@@ -50,6 +52,24 @@ public final class TopicMetrics {
             .name("tidelog_replication_bytes_out_total")
             .help("Record bytes returned to follower replicas")
             .register(registry);
+  }
+
+  /**
+   * Forgets the series of topics not in {@code topics}, as Kafka removes a deleted topic's metrics;
+   * a topic created again under the name counts from zero.
+   */
+  public void retainTopics(Set<String> topics) {
+    for (Counter counter :
+        List.of(
+            bytesIn,
+            messagesIn,
+            bytesOut,
+            produceRequests,
+            produceFailures,
+            fetchRequests,
+            fetchFailures)) {
+      counter.removeIf(labels -> !topics.contains(labels.get(0)));
+    }
   }
 
   private static Counter perTopic(String name, String help, PrometheusRegistry registry) {
