@@ -256,7 +256,7 @@ public final class Broker implements AutoCloseable {
     vertx.setPeriodic(
         CHECKPOINT_INTERVAL_MS, id -> metadataExecutor.execute(logManager::checkpoint));
     LOG.info(
-        "Broker {} serves Kafka on {}:{} and health on port {}",
+        "Broker {} serves Kafka on {}:{}, and /metrics, /healthz and /readyz on port {}",
         config.nodeId(),
         listener.host(),
         listener.port(),
