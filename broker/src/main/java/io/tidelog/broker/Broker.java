@@ -199,7 +199,7 @@ public final class Broker implements AutoCloseable {
             new GroupHandler(config.groupConfig(), metadata, topics, groups));
     server =
         new SocketServer(
-            vertx, new RequestDispatcher(apis, registry), config.socketRequestMaxBytes(), registry);
+            vertx, new RequestDispatcher(apis, registry), config.listenerLimits(), registry);
     exportMetrics(config);
     MetricsEndpoint metricsEndpoint = new MetricsEndpoint(vertx, registry);
     Listener listener = config.listeners().get(0);

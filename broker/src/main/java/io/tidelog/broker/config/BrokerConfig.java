@@ -14,6 +14,7 @@ import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
 import io.tidelog.broker.group.GroupConfig;
+import io.tidelog.broker.network.ListenerLimits;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -43,6 +44,9 @@ public final class BrokerConfig {
   public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
   public static final String AUTO_CREATE_TOPICS_ENABLE = "auto.create.topics.enable";
   public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+  public static final String MAX_CONNECTIONS = "max.connections";
+  public static final String MAX_CONNECTIONS_PER_IP = "max.connections.per.ip";
+  public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
   public static final String NUM_RECOVERY_THREADS_PER_DATA_DIR =
       "num.recovery.threads.per.data.dir";
   public static final String NUM_IO_THREADS = "num.io.threads";
@@ -165,6 +169,29 @@ public final class BrokerConfig {
                 atLeast(1),
                 MEDIUM,
                 "The largest request frame; a larger one closes the connection.")
+            .define(
+                MAX_CONNECTIONS,
+                INT,
+                Integer.MAX_VALUE,
+                atLeast(0),
+                MEDIUM,
+                "The most connections the Kafka listener keeps open; a new one beyond it is"
+                    + " closed at once.")
+            .define(
+                MAX_CONNECTIONS_PER_IP,
+                INT,
+                Integer.MAX_VALUE,
+                atLeast(0),
+                MEDIUM,
+                "The most connections one client address may keep open; a new one beyond it is"
+                    + " closed at once.")
+            .define(
+                CONNECTIONS_MAX_IDLE_MS,
+                LONG,
+                600_000L,
+                between(1L, (long) Integer.MAX_VALUE),
+                MEDIUM,
+                "A connection that neither reads nor writes for this long is closed.")
             .define(
                 NUM_RECOVERY_THREADS_PER_DATA_DIR,
                 INT,
@@ -465,6 +492,14 @@ public final class BrokerConfig {
 
   public int socketRequestMaxBytes() {
     return (Integer) values.get(SOCKET_REQUEST_MAX_BYTES);
+  }
+
+  public ListenerLimits listenerLimits() {
+    return new ListenerLimits(
+        socketRequestMaxBytes(),
+        (Integer) values.get(MAX_CONNECTIONS),
+        (Integer) values.get(MAX_CONNECTIONS_PER_IP),
+        (Long) values.get(CONNECTIONS_MAX_IDLE_MS));
   }
 
   public int numRecoveryThreadsPerDataDir() {
