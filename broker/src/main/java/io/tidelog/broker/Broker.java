@@ -47,6 +47,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,6 +68,8 @@ public final class Broker implements AutoCloseable {
   private static final long CHECKPOINT_INTERVAL_MS = 60_000;
 
   private static final long START_TIMEOUT_SECONDS = 60;
+  private static final long ETCD_RETRY_FIRST_MS = 1_000;
+  private static final long ETCD_RETRY_MAX_MS = 30_000;
 
   /**
    * How long a controlled shutdown waits for the controller to move this broker's leaderships;
@@ -104,7 +107,7 @@ public final class Broker implements AutoCloseable {
   }
 
   public static Broker start(BrokerConfig config) throws Exception {
-    MetadataStore metadata = MetadataStore.connect(config.etcdEndpoints(), config.clusterId());
+    MetadataStore metadata = connectToEtcd(config);
     LogManager logManager =
         LogManager.start(
             config.logDirs(),
@@ -134,6 +137,47 @@ public final class Broker implements AutoCloseable {
     }
     broker.ready = true;
     return broker;
+  }
+
+  /**
+   * Connects to etcd, retrying with back-off (1 s doubling to 30 s) for as long as it does not
+   * answer, before anything touches the logs. Meanwhile the health port answers {@code /healthz}
+   * (alive) and nothing else (503: not ready), so that Kubernetes neither routes clients here nor
+   * restarts the pod in a loop.
+   */
+  private static MetadataStore connectToEtcd(BrokerConfig config) throws Exception {
+    try {
+      return MetadataStore.connect(config.etcdEndpoints(), config.clusterId());
+    } catch (TimeoutException first) {
+      LOG.warn("{}; retrying until it answers", first.getMessage());
+    }
+    Vertx waiting = Vertx.vertx();
+    try {
+      await(
+          waiting
+              .createHttpServer()
+              .requestHandler(
+                  request -> {
+                    boolean alive = request.path().equals("/healthz");
+                    request
+                        .response()
+                        .setStatusCode(alive ? 200 : 503)
+                        .end(alive ? "ok" : "waiting for etcd");
+                  })
+              .listen(config.httpPort(), config.listeners().get(0).host()));
+      long backoffMs = ETCD_RETRY_FIRST_MS;
+      while (true) {
+        Thread.sleep(backoffMs);
+        try {
+          return MetadataStore.connect(config.etcdEndpoints(), config.clusterId());
+        } catch (TimeoutException e) {
+          backoffMs = Math.min(backoffMs * 2, ETCD_RETRY_MAX_MS);
+          LOG.warn("{}; retrying in {} s", e.getMessage(), backoffMs / 1000);
+        }
+      }
+    } finally {
+      await(waiting.close());
+    }
   }
 
   /** Follows the metadata, registers, and campaigns for controller. */

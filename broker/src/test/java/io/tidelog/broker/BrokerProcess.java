@@ -51,6 +51,12 @@ final class BrokerProcess implements AutoCloseable {
 
   /** Starts the JVM and waits until the broker accepts connections. */
   BrokerProcess start() throws Exception {
+    launch();
+    return awaitListening();
+  }
+
+  /** Starts the JVM, not waiting for anything. */
+  void launch() throws Exception {
     Files.createDirectories(dir);
     Properties properties = new Properties();
     properties.putAll(config);
@@ -72,6 +78,10 @@ final class BrokerProcess implements AutoCloseable {
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("broker.log").toFile()))
             .start();
+  }
+
+  /** Waits until the broker accepts Kafka connections; fails when its JVM exits first. */
+  BrokerProcess awaitListening() throws Exception {
     long deadline = System.currentTimeMillis() + START_TIMEOUT_MS;
     while (System.currentTimeMillis() < deadline) {
       if (!process.isAlive()) {
@@ -91,6 +101,10 @@ final class BrokerProcess implements AutoCloseable {
       }
     }
     throw new IllegalStateException("Broker " + id + " did not start in time");
+  }
+
+  boolean isAlive() {
+    return process.isAlive();
   }
 
   void kill() throws Exception {
