@@ -107,13 +107,23 @@ public final class Broker implements AutoCloseable {
   }
 
   public static Broker start(BrokerConfig config) throws Exception {
-    MetadataStore metadata = connectToEtcd(config);
-    LogManager logManager =
-        LogManager.start(
-            config.logDirs(),
-            topic -> topicConfig(config, metadata, topic),
-            config.numRecoveryThreadsPerDataDir(),
-            Time.SYSTEM);
+    Vertx vertx = Vertx.vertx();
+    HttpServer starting;
+    MetadataStore metadata;
+    LogManager logManager;
+    try {
+      starting = await(startingHealth(vertx, config));
+      metadata = connectToEtcd(config);
+      logManager =
+          LogManager.start(
+              config.logDirs(),
+              topic -> topicConfig(config, metadata, topic),
+              config.numRecoveryThreadsPerDataDir(),
+              Time.SYSTEM);
+    } catch (Exception e) {
+      await(vertx.close());
+      throw e;
+    }
     ExecutorService metadataExecutor =
         Executors.newSingleThreadExecutor(r -> new Thread(r, "tidelog-metadata"));
     ReplicaManager replicas =
@@ -125,11 +135,12 @@ public final class Broker implements AutoCloseable {
             config.numIoThreads(),
             config.replicaLagTimeMaxMs(),
             metadataExecutor);
-    Broker broker = new Broker(Vertx.vertx(), metadata, logManager, replicas, metadataExecutor);
+    Broker broker = new Broker(vertx, metadata, logManager, replicas, metadataExecutor);
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
     try {
       broker.join(config);
+      await(starting.close());
       broker.listen(config);
     } catch (Exception e) {
       broker.close(); // revokes a registration it made: a broker that cannot serve must not lead
@@ -140,43 +151,35 @@ public final class Broker implements AutoCloseable {
   }
 
   /**
-   * Connects to etcd, retrying with back-off (1 s doubling to 30 s) for as long as it does not
-   * answer, before anything touches the logs. Meanwhile the health port answers {@code /healthz}
-   * (alive) and nothing else (503: not ready), so that Kubernetes neither routes clients here nor
-   * restarts the pod in a loop.
+   * The health port until the broker serves: {@code /healthz} answers (alive) and everything else
+   * 503 (not ready). Waiting for etcd and recovering the logs may take minutes; meanwhile
+   * Kubernetes must neither restart the pod in a loop nor send it clients.
    */
-  private static MetadataStore connectToEtcd(BrokerConfig config) throws Exception {
-    try {
-      return MetadataStore.connect(config.etcdEndpoints(), config.clusterId());
-    } catch (TimeoutException first) {
-      LOG.warn("{}; retrying until it answers", first.getMessage());
-    }
-    Vertx waiting = Vertx.vertx();
-    try {
-      await(
-          waiting
-              .createHttpServer()
-              .requestHandler(
-                  request -> {
-                    boolean alive = request.path().equals("/healthz");
-                    request
-                        .response()
-                        .setStatusCode(alive ? 200 : 503)
-                        .end(alive ? "ok" : "waiting for etcd");
-                  })
-              .listen(config.httpPort(), config.listeners().get(0).host()));
-      long backoffMs = ETCD_RETRY_FIRST_MS;
-      while (true) {
+  private static Future<HttpServer> startingHealth(Vertx vertx, BrokerConfig config) {
+    return vertx
+        .createHttpServer()
+        .requestHandler(
+            request -> {
+              boolean alive = request.path().equals("/healthz");
+              request.response().setStatusCode(alive ? 200 : 503).end(alive ? "ok" : "starting");
+            })
+        .listen(config.httpPort(), config.listeners().get(0).host());
+  }
+
+  /**
+   * Connects to etcd, retrying with back-off (1 s doubling to 30 s) for as long as it does not
+   * answer, before anything touches the logs.
+   */
+  private static MetadataStore connectToEtcd(BrokerConfig config) throws InterruptedException {
+    long backoffMs = ETCD_RETRY_FIRST_MS;
+    while (true) {
+      try {
+        return MetadataStore.connect(config.etcdEndpoints(), config.clusterId());
+      } catch (TimeoutException e) {
+        LOG.warn("{}; retrying in {} s", e.getMessage(), backoffMs / 1000);
         Thread.sleep(backoffMs);
-        try {
-          return MetadataStore.connect(config.etcdEndpoints(), config.clusterId());
-        } catch (TimeoutException e) {
-          backoffMs = Math.min(backoffMs * 2, ETCD_RETRY_MAX_MS);
-          LOG.warn("{}; retrying in {} s", e.getMessage(), backoffMs / 1000);
-        }
+        backoffMs = Math.min(backoffMs * 2, ETCD_RETRY_MAX_MS);
       }
-    } finally {
-      await(waiting.close());
     }
   }
 

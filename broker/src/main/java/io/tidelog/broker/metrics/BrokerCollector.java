@@ -78,11 +78,14 @@ public final class BrokerCollector implements MultiCollector {
   @Override
   public MetricSnapshots collect() {
     MetricSnapshots.Builder out = MetricSnapshots.builder();
-    List<ReplicaStatus> statuses = await(replicas.replicaStatuses(), "replica states");
+    // Both asked at once: the shards and the partition leaders answer in parallel
+    CompletableFuture<List<ReplicaStatus>> replicaStatuses = replicas.replicaStatuses();
+    CompletableFuture<List<PartitionLag>> groupLags = groups.lag(leaderOffsets::highWatermarks);
+    List<ReplicaStatus> statuses = await(replicaStatuses, "replica states");
     if (statuses != null) {
       addReplicas(out, statuses);
     }
-    List<PartitionLag> lags = await(groups.lag(leaderOffsets::highWatermarks), "group lag");
+    List<PartitionLag> lags = await(groupLags, "group lag");
     if (lags != null) {
       addLag(out, lags);
     }

@@ -1,7 +1,7 @@
 package io.tidelog.broker.network;
 
 import io.prometheus.metrics.core.metrics.Counter;
-import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -35,11 +35,11 @@ public final class SocketServer {
   public SocketServer(
       Vertx vertx, RequestProcessor processor, ListenerLimits limits, PrometheusRegistry registry) {
     this.limits = limits;
-    Gauge connections =
-        Gauge.builder()
-            .name("tidelog_connections")
-            .help("Open client connections on the Kafka listener")
-            .register(registry);
+    GaugeWithCallback.builder()
+        .name("tidelog_connections")
+        .help("Open client connections on the Kafka listener")
+        .callback(callback -> callback.call(open.get()))
+        .register(registry);
     Counter accepted =
         Counter.builder()
             .name("tidelog_connections_accepted_total")
@@ -72,15 +72,11 @@ public final class SocketServer {
                     return;
                   }
                   accepted.inc();
-                  connections.inc();
                   new KafkaConnection(
                       (NetSocketInternal) socket,
                       processor,
                       limits.requestMaxBytes(),
-                      () -> {
-                        connections.dec();
-                        release(ip);
-                      });
+                      () -> release(ip));
                 });
   }
 
