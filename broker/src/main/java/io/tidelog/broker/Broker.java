@@ -509,5 +509,31 @@ public final class Broker implements AutoCloseable {
                   }
                 },
                 "tidelog-shutdown"));
+    broker.logManager.onAllDirsOffline(Broker::exitAfterStorageFailure);
+  }
+
+  /**
+   * With every log directory offline the broker can serve nothing, yet it would keep leading its
+   * partitions: it exits with status 1, as Kafka's broker does when all its log directories have
+   * failed, through the controlled shutdown so that the controller moves its leaderships at once.
+   * Started again (by Kubernetes) when the disk has room, it recovers its logs. The exit runs on a
+   * thread of its own, not the one that met the error; a halt follows if the shutdown hangs.
+   */
+  private static void exitAfterStorageFailure() {
+    LOG.error("Every log directory is offline; the broker stops (exit status 1)");
+    Thread halt =
+        new Thread(
+            () -> {
+              try {
+                Thread.sleep(2 * CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              Runtime.getRuntime().halt(1);
+            },
+            "tidelog-storage-failure-halt");
+    halt.setDaemon(true);
+    halt.start();
+    new Thread(() -> System.exit(1), "tidelog-storage-failure-exit").start();
   }
 }

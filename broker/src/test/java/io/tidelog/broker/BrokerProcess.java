@@ -107,6 +107,15 @@ final class BrokerProcess implements AutoCloseable {
     return process.isAlive();
   }
 
+  /** Waits until the JVM exits on its own; its exit status. */
+  int awaitExit(long timeoutSeconds) throws InterruptedException {
+    if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+      throw new IllegalStateException(
+          "Broker " + id + " still runs after " + timeoutSeconds + " s");
+    }
+    return process.exitValue();
+  }
+
   void kill() throws Exception {
     signal("KILL");
     process.waitFor(10, TimeUnit.SECONDS);

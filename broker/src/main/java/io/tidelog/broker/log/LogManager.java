@@ -68,6 +68,7 @@ public final class LogManager implements AutoCloseable {
   private final ExecutorService flusher;
   private final LogServices services;
   private volatile LongConsumer flushListener = nanos -> {};
+  private volatile Runnable allDirsOfflineListener = () -> {};
 
   private LogManager(Time time) {
     ThreadPoolExecutor executor =
@@ -366,6 +367,14 @@ public final class LogManager implements AutoCloseable {
     this.flushListener = listener;
   }
 
+  /**
+   * Tells {@code listener}, on the thread that met the error, when the last online log directory
+   * goes offline: the broker can then serve no partition at all.
+   */
+  public void onAllDirsOffline(Runnable listener) {
+    this.allDirsOfflineListener = listener;
+  }
+
   public Set<Path> offlineDirs() {
     return Set.copyOf(offlineDirs);
   }
@@ -394,6 +403,9 @@ public final class LogManager implements AutoCloseable {
         cause.toString(),
         affected,
         liveDirs.size());
+    if (liveDirs.isEmpty()) {
+      allDirsOfflineListener.run();
+    }
   }
 
   /**
