@@ -1,0 +1,174 @@
+package io.tidelog.e2e.faults;
+
+import io.tidelog.e2e.faults.History.Committed;
+import io.tidelog.e2e.faults.History.Read;
+import io.tidelog.e2e.faults.History.Reset;
+import io.tidelog.e2e.faults.History.Send;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Checks a {@link History} against what Kafka promises for an idempotent producer with {@code
+ * acks=all} and consumers that read from the beginning, after Jepsen's Kafka queue workload:
+ *
+ * <ul>
+ *   <li>{@link Anomaly#LOST}: an acknowledged record that the final read of every partition, from
+ *       its start to its end offset, does not return;
+ *   <li>{@link Anomaly#UNSEEN}: an acknowledged record that no consumer read during the run;
+ *   <li>{@link Anomaly#DUPLICATE}: one value at two offsets (with idempotence, a retried send must
+ *       not be written twice);
+ *   <li>{@link Anomaly#INCONSISTENT_OFFSET}: two values at one offset of a partition, in reads or
+ *       in the offset an acknowledgement gave;
+ *   <li>{@link Anomaly#NONMONOTONIC_POLL}: a consumer's read at or below its previous offset of the
+ *       partition, without the partition having been assigned to it anew;
+ *   <li>{@link Anomaly#SKIPPED_OFFSET}: a consumer's read past an offset it never read (no
+ *       transactions and no compaction here, so the offsets of a partition have no gaps);
+ *   <li>{@link Anomaly#COMMITTED_OFFSET_BACKWARDS}: a group's committed offset for a partition
+ *       lower than one the brokers reported before.
+ * </ul>
+ *
+ * <p>What Kafka allows is not an anomaly: a send that failed or timed out may or may not be in the
+ * log (it is neither lost when absent nor a duplicate when present once); a consumer group's member
+ * reads again from the committed offset after a rebalance (the same offset and value read twice is
+ * a redelivery, not a duplicate); consumers lag behind producers until the end.
+ */
+final class Checker {
+  enum Anomaly {
+    LOST,
+    UNSEEN,
+    DUPLICATE,
+    INCONSISTENT_OFFSET,
+    NONMONOTONIC_POLL,
+    SKIPPED_OFFSET,
+    COMMITTED_OFFSET_BACKWARDS
+  }
+
+  /** What the checker found: for each kind, how many, and the first few cases. */
+  record Result(int operations, Map<Anomaly, List<String>> anomalies) {
+    long count() {
+      return anomalies.values().stream().mapToLong(List::size).sum();
+    }
+
+    String summary() {
+      StringBuilder text = new StringBuilder();
+      for (Anomaly kind : Anomaly.values()) {
+        List<String> cases = anomalies.getOrDefault(kind, List.of());
+        text.append(String.format("  %-27s %d", kind.name().toLowerCase(), cases.size()));
+        cases.stream().limit(5).forEach(c -> text.append("\n      ").append(c));
+        text.append('\n');
+      }
+      return text.toString();
+    }
+  }
+
+  private final Map<Anomaly, List<String>> found = new EnumMap<>(Anomaly.class);
+
+  private Checker() {}
+
+  static Result check(History history) {
+    Checker checker = new Checker();
+    List<Send> sends = history.all(Send.class);
+    List<Read> reads = history.all(Read.class);
+    checker.checkOffsets(sends, reads);
+    checker.checkAcknowledged(sends, reads);
+    checker.checkPolls(history);
+    checker.checkCommits(history.all(Committed.class));
+    return new Result(history.ops().size(), checker.found);
+  }
+
+  private void report(Anomaly kind, String what) {
+    found.computeIfAbsent(kind, k -> new ArrayList<>()).add(what);
+  }
+
+  private void checkOffsets(List<Send> sends, List<Read> reads) {
+    Map<String, Set<String>> valuesAt = new HashMap<>();
+    Map<String, Set<String>> offsetsOf = new HashMap<>();
+    for (Send send : sends) {
+      if (send.acked()) {
+        String at = send.partition() + "@" + send.offset();
+        valuesAt.computeIfAbsent(at, k -> new TreeSet<>()).add(send.value());
+        offsetsOf.computeIfAbsent(send.value(), k -> new TreeSet<>()).add(at);
+      }
+    }
+    for (Read read : reads) {
+      String at = read.partition() + "@" + read.offset();
+      valuesAt.computeIfAbsent(at, k -> new TreeSet<>()).add(read.value());
+      offsetsOf.computeIfAbsent(read.value(), k -> new TreeSet<>()).add(at);
+    }
+    valuesAt.forEach(
+        (at, values) -> {
+          if (values.size() > 1) {
+            report(Anomaly.INCONSISTENT_OFFSET, "partition@offset " + at + " holds " + values);
+          }
+        });
+    offsetsOf.forEach(
+        (value, at) -> {
+          if (at.size() > 1) {
+            report(Anomaly.DUPLICATE, value + " at " + at);
+          }
+        });
+  }
+
+  private void checkAcknowledged(List<Send> sends, List<Read> reads) {
+    Set<String> finalRead = new HashSet<>();
+    Set<String> seen = new HashSet<>();
+    for (Read read : reads) {
+      (History.FINAL_READER.equals(read.reader()) ? finalRead : seen).add(read.value());
+    }
+    for (Send send : sends) {
+      if (send.acked() && !finalRead.contains(send.value())) {
+        report(
+            Anomaly.LOST,
+            send.value() + " acknowledged at " + send.partition() + "@" + send.offset());
+      }
+      if (send.acked() && !seen.contains(send.value())) {
+        report(
+            Anomaly.UNSEEN,
+            send.value() + " acknowledged at " + send.partition() + "@" + send.offset());
+      }
+    }
+  }
+
+  private void checkPolls(History history) {
+    Map<String, Long> last = new HashMap<>();
+    for (History.Op op : history.ops()) {
+      if (op instanceof Reset reset) {
+        last.remove(reset.reader() + "/" + reset.partition());
+      } else if (op instanceof Read read) {
+        Long previous = last.put(read.reader() + "/" + read.partition(), read.offset());
+        if (previous == null) {
+          continue;
+        }
+        String where = read.reader() + " on partition " + read.partition();
+        if (read.offset() <= previous) {
+          report(
+              Anomaly.NONMONOTONIC_POLL,
+              where + ": offset " + read.offset() + " after " + previous);
+        } else if (read.offset() > previous + 1) {
+          report(
+              Anomaly.SKIPPED_OFFSET, where + ": offset " + read.offset() + " after " + previous);
+        }
+      }
+    }
+  }
+
+  private void checkCommits(List<Committed> commits) {
+    Map<String, Long> last = new HashMap<>();
+    for (Committed commit : commits) {
+      String key = commit.group() + "/" + commit.partition();
+      Long previous = last.get(key);
+      last.merge(key, commit.offset(), Math::max);
+      if (previous != null && commit.offset() < previous) {
+        report(
+            Anomaly.COMMITTED_OFFSET_BACKWARDS,
+            key + ": " + commit.offset() + " after " + previous);
+      }
+    }
+  }
+}

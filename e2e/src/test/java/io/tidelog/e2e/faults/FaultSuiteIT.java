@@ -1,0 +1,128 @@
+package io.tidelog.e2e.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.tidelog.e2e.faults.History.Fault;
+import io.tidelog.e2e.faults.History.Send;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fault-injection suite: a three-broker cluster on a three-member etcd, each in its own network
+ * namespace, under the {@link Workload} while the {@link Nemesis} injects faults on a seeded
+ * schedule; then the {@link Checker} reads the history.
+ *
+ * <p>By default (CI) every kind of fault runs twice, in an order the seed shuffles, in under five
+ * minutes. {@code -Dtidelog.faults.minutes=30} runs random faults for that long instead; {@code
+ * -Dtidelog.faults.seed=N} repeats a run's schedule. The history is written to {@code
+ * target/faults/run-<seed>/history.json}, beside every node's log.
+ */
+class FaultSuiteIT {
+  private static final int BROKERS = 3;
+  private static final int PARTITIONS = 6;
+  private static final int PRODUCERS = 3;
+  private static final int RATE_PER_PRODUCER = 60;
+  private static final int ASSIGN_READERS = 2;
+  private static final int GROUP_READERS = 2;
+  private static final Duration IN_SYNC_TIMEOUT = Duration.ofSeconds(90);
+  private static final Map<String, String> BROKER_CONFIG =
+      Map.of(
+          "broker.session.timeout.ms", "6000",
+          "replica.lag.time.max.ms", "10000",
+          "group.initial.rebalance.delay.ms", "0");
+
+  @Test
+  void keepsEveryAcknowledgedRecordUnderFaults() throws Exception {
+    boolean available = Network.available();
+    if (!available && !"true".equals(System.getenv("CI"))) {
+      assumeTrue(false, "network namespaces need root (CAP_NET_ADMIN); the fault suite skipped");
+    }
+    assertThat(available).as("network namespaces (root and iproute2) for the fault suite").isTrue();
+    long seed = Long.getLong("tidelog.faults.seed", System.currentTimeMillis());
+    long minutes = Long.getLong("tidelog.faults.minutes", 0);
+    Random random = new Random(seed);
+    Path dir = Files.createDirectories(Path.of("target", "faults", "run-" + seed));
+    System.out.printf(
+        "fault suite: seed %d (-Dtidelog.faults.seed=%d repeats it), logs in %s%n",
+        seed, seed, dir);
+
+    History history = new History();
+    List<String> log = new ArrayList<>();
+    try (FaultCluster cluster = FaultCluster.start(dir, BROKERS, 128, BROKER_CONFIG);
+        Workload workload = new Workload(cluster.bootstrap(), history, PARTITIONS)) {
+      workload.createTopic();
+      workload.awaitInSync(IN_SYNC_TIMEOUT);
+      workload.start(
+          PRODUCERS,
+          RATE_PER_PRODUCER,
+          ASSIGN_READERS,
+          GROUP_READERS,
+          Duration.ofMinutes(minutes + 20));
+      Thread.sleep(5_000);
+      Nemesis nemesis =
+          new Nemesis(cluster, history, random, () -> workload.awaitInSync(IN_SYNC_TIMEOUT));
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(minutes);
+      List<Nemesis.Kind> schedule = schedule(random);
+      for (int i = 0;
+          i < 10_000 && (minutes == 0 ? i < schedule.size() : System.nanoTime() < deadline);
+          i++) {
+        Nemesis.Kind kind =
+            minutes == 0
+                ? schedule.get(i)
+                : Nemesis.Kind.values()[random.nextInt(Nemesis.Kind.values().length)];
+        // From well below the broker session (6 s) and the replica lag time (10 s) to well above.
+        Duration hold = Duration.ofMillis(3_000 + random.nextInt(11_000));
+        String target = nemesis.inject(kind, hold);
+        Duration recovery = workload.awaitInSync(IN_SYNC_TIMEOUT);
+        log.add(
+            String.format(
+                "%-22s %-24s held %4.1f s, in sync %4.1f s after",
+                kind, target, hold.toMillis() / 1e3, recovery.toMillis() / 1e3));
+        Thread.sleep(2_000);
+      }
+      workload.stopProducers();
+      workload.awaitInSync(IN_SYNC_TIMEOUT);
+      workload.drain(Duration.ofSeconds(60), ASSIGN_READERS);
+      workload.finalRead(Duration.ofSeconds(60));
+    }
+
+    Checker.Result result = Checker.check(history);
+    history.write(dir.resolve("history.json"));
+    List<Send> sends = history.all(Send.class);
+    System.out.printf(
+        "fault suite, seed %d: %d operations (%d sends, %d acknowledged), %d faults%n%s%n"
+            + "unavailability (longest time without an acknowledgement on a partition, s), per kind:%n%s"
+            + "anomalies: %d%n%s",
+        seed,
+        result.operations(),
+        sends.size(),
+        sends.stream().filter(Send::acked).count(),
+        history.all(Fault.class).size(),
+        String.join("\n", log),
+        Unavailability.report(history, PARTITIONS),
+        result.count(),
+        result.summary());
+    assertThat(sends.stream().filter(Send::acked).count()).as("acknowledged sends").isPositive();
+    assertThat(result.count()).as("anomalies:%n%s", result.summary()).isZero();
+  }
+
+  private static List<Nemesis.Kind> schedule(Random random) {
+    List<Nemesis.Kind> kinds = new ArrayList<>();
+    for (int round = 0; round < 2; round++) {
+      List<Nemesis.Kind> once = new ArrayList<>(Arrays.asList(Nemesis.Kind.values()));
+      Collections.shuffle(once, random);
+      kinds.addAll(once);
+    }
+    return kinds;
+  }
+}

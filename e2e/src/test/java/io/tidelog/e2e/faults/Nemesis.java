@@ -1,0 +1,127 @@
+package io.tidelog.e2e.faults;
+
+import io.tidelog.e2e.faults.History.Fault;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Injects one fault at a time into a {@link FaultCluster}, holds it, heals it, and records it. */
+final class Nemesis {
+  enum Kind {
+    /** SIGKILL a broker, then start it again. */
+    KILL_BROKER,
+    /** SIGSTOP a broker (a long GC pause), then SIGCONT. */
+    PAUSE_BROKER,
+    /** Cut one broker off from the other brokers (it still reaches etcd and the clients). */
+    PARTITION_BROKERS,
+    /** Cut one broker off from every etcd member (it still reaches brokers and clients). */
+    PARTITION_BROKER_ETCD,
+    /** SIGKILL an etcd member that is not the leader, then start it again. */
+    KILL_ETCD_MEMBER,
+    /** SIGKILL the etcd leader, then start it again. */
+    KILL_ETCD_LEADER,
+    /** Fill a broker's log file system, then free it. */
+    DISK_FULL,
+    /** SIGTERM (a controlled shutdown) and restart every broker, one after the other. */
+    ROLLING_RESTART
+  }
+
+  private static final Logger LOG = LoggerFactory.getLogger(Nemesis.class);
+  private final FaultCluster cluster;
+  private final History history;
+  private final Random random;
+  private final Callable<?> awaitInSync;
+
+  /**
+   * @param awaitInSync waits until every partition has all its replicas in sync again, as an
+   *     operator's rolling restart does before it stops the next broker
+   */
+  Nemesis(FaultCluster cluster, History history, Random random, Callable<?> awaitInSync) {
+    this.cluster = cluster;
+    this.history = history;
+    this.random = random;
+    this.awaitInSync = awaitInSync;
+  }
+
+  /** Injects {@code kind}, holds it for {@code hold}, heals it; returns what it did it to. */
+  String inject(Kind kind, Duration hold) throws Exception {
+    Node broker = pick(cluster.brokers);
+    long start = System.nanoTime();
+    String target;
+    switch (kind) {
+      case KILL_BROKER -> {
+        target = broker.name;
+        broker.kill();
+        Thread.sleep(hold.toMillis());
+        broker.start();
+      }
+      case PAUSE_BROKER -> {
+        target = broker.name;
+        broker.pause();
+        Thread.sleep(hold.toMillis());
+        broker.resume();
+      }
+      case PARTITION_BROKERS -> {
+        target = broker.name + " | other brokers";
+        for (Node other : cluster.brokers) {
+          if (other != broker) {
+            cluster.network.cut(broker.host, other.host);
+          }
+        }
+        Thread.sleep(hold.toMillis());
+        cluster.network.heal();
+      }
+      case PARTITION_BROKER_ETCD -> {
+        target = broker.name + " | etcd";
+        for (Node member : cluster.etcd) {
+          cluster.network.cut(broker.host, member.host);
+        }
+        Thread.sleep(hold.toMillis());
+        cluster.network.heal();
+      }
+      case KILL_ETCD_MEMBER, KILL_ETCD_LEADER -> {
+        Node leader = cluster.etcdLeader().orElseGet(() -> pick(cluster.etcd));
+        Node member =
+            kind == Kind.KILL_ETCD_LEADER
+                ? leader
+                : pick(cluster.etcd.stream().filter(m -> m != leader).toList());
+        target = member.name + (member == leader ? " (leader)" : "");
+        member.kill();
+        Thread.sleep(hold.toMillis());
+        member.start();
+        cluster.awaitEtcd(member);
+      }
+      case DISK_FULL -> {
+        target = broker.name;
+        cluster.fillDisk(broker);
+        Thread.sleep(hold.toMillis());
+        cluster.freeDisk(broker);
+        if (broker.awaitExit(Duration.ofSeconds(60))) {
+          LOG.info("{} exited after its disk filled; starting it, as Kubernetes would", broker);
+          broker.start();
+          cluster.awaitReady(broker);
+        }
+      }
+      case ROLLING_RESTART -> {
+        target = "every broker";
+        for (Node each : cluster.brokers) {
+          each.stop();
+          each.start();
+          cluster.awaitReady(each);
+          awaitInSync.call();
+        }
+      }
+      default -> throw new IllegalArgumentException(kind.name());
+    }
+    history.add(new Fault(kind.name(), target, start, System.nanoTime()));
+    LOG.info("fault {} on {} healed", kind, target);
+    return target;
+  }
+
+  private <T> T pick(List<T> from) {
+    return from.get(random.nextInt(from.size()));
+  }
+}
