@@ -14,6 +14,7 @@ import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
 import io.tidelog.broker.group.GroupConfig;
+import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.network.ListenerLimits;
 import java.io.IOException;
 import java.io.Reader;
@@ -115,6 +116,9 @@ public final class BrokerConfig {
           Map.entry(
               "log.cleaner.min.cleanable.ratio", TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
           Map.entry("log.cleaner.min.compaction.lag.ms", TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
+          Map.entry(
+              LogConfig.MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG,
+              LogConfig.MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG),
           Map.entry("min.insync.replicas", TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG),
           Map.entry(
               "unclean.leader.election.enable", TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG));

@@ -43,7 +43,16 @@ public record LogConfig(
     List<String> cleanupPolicy,
     long deleteRetentionMs,
     double minCleanableDirtyRatio,
-    long minCompactionLagMs) {
+    long minCompactionLagMs,
+    int maxUncompressedMessageBytes) {
+
+  /**
+   * Tidelog's limit on what one record batch may decompress to (Kafka has none): {@code
+   * max.message.bytes} bounds a batch as sent, compressed, so a small batch of zeros could
+   * otherwise carry gigabytes that every consumer must inflate.
+   */
+  public static final String MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG =
+      "tidelog.max.uncompressed.message.bytes";
 
   /** Kafka's definitions, used to parse and validate topic configs from any source. */
   public static final ConfigDef CONFIG_DEF =
@@ -145,7 +154,16 @@ public record LogConfig(
               0L,
               atLeast(0),
               MEDIUM,
-              TopicConfig.MIN_COMPACTION_LAG_MS_DOC);
+              TopicConfig.MIN_COMPACTION_LAG_MS_DOC)
+          .define(
+              MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG,
+              INT,
+              128 * 1024 * 1024,
+              atLeast(1),
+              MEDIUM,
+              "The most bytes a compressed record batch may hold once decompressed; a produce"
+                  + " of more fails with MESSAGE_TOO_LARGE, checked while decompressing, so a"
+                  + " compression bomb costs neither memory nor more than this much work.");
 
   public static final LogConfig DEFAULTS = parse(Map.of());
 
@@ -171,7 +189,8 @@ public record LogConfig(
         List.copyOf((List<String>) v.get(TopicConfig.CLEANUP_POLICY_CONFIG)),
         (Long) v.get(TopicConfig.DELETE_RETENTION_MS_CONFIG),
         (Double) v.get(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
-        (Long) v.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG));
+        (Long) v.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
+        (Integer) v.get(MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG));
   }
 
   /** {@code cleanup.policy} holds {@code delete}: retention deletes old segments. */

@@ -5,6 +5,7 @@ import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.record.CompressionType;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.Record;
@@ -27,17 +28,21 @@ final class LogValidator {
    * Checks magic v2, {@code max.message.bytes}, CRC-32C, and that every batch's record count
    * matches its last offset delta and its records' offset deltas run 0, 1, 2, ...
    *
-   * <p>A leader's append to a compacted topic ({@code requireKeys}) also refuses records without a
-   * key, as Kafka does; a follower's does not, since its leader already took them.
+   * <p>A leader's append ({@code fromProducer}) also refuses records without a key on a compacted
+   * topic, as Kafka does, and a compressed batch that decompresses to more than {@code
+   * tidelog.max.uncompressed.message.bytes}, counted as it decompresses (record by record, keys and
+   * values skipped, never held), so that a compression bomb is stopped at the limit. A follower's
+   * append checks neither: its leader took those batches, perhaps under other settings.
    *
    * @throws InvalidRecordException for a wrong magic, count or offset delta, or a missing key
    * @throws CorruptRecordException for a CRC mismatch or trailing bytes that are not a batch
-   * @throws RecordTooLargeException for a batch above {@code max.message.bytes}
+   * @throws RecordTooLargeException for a batch above {@code max.message.bytes}, or above {@code
+   *     tidelog.max.uncompressed.message.bytes} once decompressed
    * @throws RecordBatchTooLargeException for a request larger than a segment
    */
-  Validated validate(MemoryRecords records, LogConfig config, boolean requireKeys) {
+  Validated validate(MemoryRecords records, LogConfig config, boolean fromProducer) {
     try {
-      return validateBatches(records, config, requireKeys);
+      return validateBatches(records, config, fromProducer);
     } catch (ApiException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -47,7 +52,7 @@ final class LogValidator {
     }
   }
 
-  private Validated validateBatches(MemoryRecords records, LogConfig config, boolean requireKeys) {
+  private Validated validateBatches(MemoryRecords records, LogConfig config, boolean fromProducer) {
     if (records.sizeInBytes() > config.segmentBytes()) {
       throw new RecordBatchTooLargeException(
           "The request has "
@@ -72,7 +77,13 @@ final class LogValidator {
                 + ")");
       }
       batch.ensureValid();
-      recordCount += validateRecords(batch, requireKeys);
+      recordCount +=
+          validateRecords(
+              batch,
+              fromProducer && config.compactEnabled(),
+              fromProducer && batch.compressionType() != CompressionType.NONE
+                  ? config.maxUncompressedMessageBytes()
+                  : Long.MAX_VALUE);
       batchBytes += batch.sizeInBytes();
     }
     if (batchBytes == 0) {
@@ -85,7 +96,8 @@ final class LogValidator {
     return new Validated(recordCount);
   }
 
-  private int validateRecords(MutableRecordBatch batch, boolean requireKeys) {
+  private int validateRecords(
+      MutableRecordBatch batch, boolean requireKeys, long maxUncompressedBytes) {
     long countFromOffsets = batch.lastOffset() - batch.baseOffset() + 1;
     Integer count = batch.countOrNull();
     if (count == null || count <= 0 || count != countFromOffsets) {
@@ -96,9 +108,19 @@ final class LogValidator {
               + (countFromOffsets - 1));
     }
     int seen = 0;
+    long uncompressedBytes = 0;
     try (CloseableIterator<Record> it = batch.skipKeyValueIterator(bufferSupplier)) {
       while (it.hasNext()) {
         Record record = it.next();
+        uncompressedBytes += record.sizeInBytes();
+        if (uncompressedBytes > maxUncompressedBytes) {
+          throw new RecordTooLargeException(
+              "The record batch decompresses to more than "
+                  + LogConfig.MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG
+                  + " ("
+                  + maxUncompressedBytes
+                  + " bytes)");
+        }
         if (record.offset() != batch.baseOffset() + seen) {
           throw new InvalidRecordException(
               "Record " + seen + " has offset delta " + (record.offset() - batch.baseOffset()));

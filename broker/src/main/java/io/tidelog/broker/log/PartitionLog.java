@@ -293,7 +293,7 @@ public final class PartitionLog implements AutoCloseable {
     checkOnline();
     long nowMs = services.time().milliseconds();
     LogConfig config = this.config;
-    LogValidator.Validated validated = validator.validate(records, config, config.compactEnabled());
+    LogValidator.Validated validated = validator.validate(records, config, true);
     Optional<BatchMetadata> duplicate = producerState.check(records);
     if (duplicate.isPresent()) {
       // A producer retry of a batch already in the log: answer with its offsets, write nothing.

@@ -14,10 +14,12 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
@@ -29,6 +31,7 @@ import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.MockTime;
 import org.junit.jupiter.api.AfterEach;
@@ -216,6 +219,35 @@ class PartitionLogTest {
     assertThat(log.logEndOffset()).isEqualTo(1);
     assertThat(values(log.read(0, Integer.MAX_VALUE, Long.MAX_VALUE).records()))
         .containsExactly("kept");
+  }
+
+  @Test
+  void aBatchThatDecompressesPastTheLimitIsRefusedFromProducersButNotFromTheLeader()
+      throws IOException {
+    // Given a limit of 100 000 bytes decompressed; when a zstd batch of a few hundred bytes holds
+    // 200 000 zeros, a producer's append is refused and writes nothing, while one that inflates to
+    // 90 000 bytes lands, and so does the big one fetched from a leader that took it.
+    PartitionLog log = open(Map.of(LogConfig.MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG, "100000"));
+    Compression zstd = Compression.zstd().build();
+    MemoryRecords bomb =
+        MemoryRecords.withRecords(zstd, new SimpleRecord(T0, null, new byte[200_000]));
+    SimpleRecord[] ten = new SimpleRecord[10];
+    Arrays.fill(ten, new SimpleRecord(T0, null, new byte[9_000]));
+
+    RecordTooLargeException refused =
+        assertThrows(RecordTooLargeException.class, () -> log.append(bomb, 0));
+    assertThat(bomb.sizeInBytes()).isLessThan(1_000);
+    assertThat(refused)
+        .hasMessage(
+            "The record batch decompresses to more than tidelog.max.uncompressed.message.bytes"
+                + " (100000 bytes)");
+    assertThat(log.logEndOffset()).isZero();
+
+    log.append(MemoryRecords.withRecords(zstd, ten), 0);
+    log.appendAsFollower(
+        MemoryRecords.withRecords(10L, zstd, new SimpleRecord(T0, null, new byte[200_000])));
+
+    assertThat(log.logEndOffset()).isEqualTo(11);
   }
 
   private static void rewriteCrc(MemoryRecords records) {
