@@ -219,7 +219,8 @@ public final class Broker implements AutoCloseable {
               controller.campaign(lease);
               replicas.reapplyMetadata();
             },
-            replicas::resignAll);
+            replicas::resignAll,
+            replicas::reapplyMetadata);
     registration.register();
   }
 

@@ -100,6 +100,22 @@ public final class EtcdServer implements AutoCloseable {
         "etcd did not become healthy within " + START_TIMEOUT_MS + " ms");
   }
 
+  /** SIGSTOP: etcd keeps its connections and answers nothing, as in a long stall. */
+  public void pause() throws Exception {
+    signal("STOP");
+  }
+
+  public void resume() throws Exception {
+    signal("CONT");
+  }
+
+  private void signal(String name) throws Exception {
+    Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid())).start();
+    if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+      throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+    }
+  }
+
   void stop() throws InterruptedException {
     process.destroy();
     if (!process.waitFor(10, TimeUnit.SECONDS)) {

@@ -29,41 +29,81 @@ import org.slf4j.LoggerFactory;
  * incarnation (a broker restarted within its session timeout) is waited out, as Kafka refuses a
  * duplicate registration until the old session expires.
  *
- * <p>When the keep-alive stream fails, etcd decides: while it cannot be reached the broker keeps
- * its registration (nobody can act on its absence without etcd either); once etcd reports the lease
- * gone, {@code onLost} runs, the broker stops leading, and it registers again.
+ * <p>A broker that etcd has not heard from for the session timeout has lost its lease, and the
+ * controller gives its leaderships to others. A broker cut off from etcd but not from its clients
+ * must not go on leading, or it would answer them from a state the cluster has moved past (a group
+ * coordinator's committed offsets, say): so once no keep-alive has been answered for most of the
+ * session ({@link #stepDownAfterMs}), before etcd can expire the lease, {@code onSessionLost} runs
+ * and the broker stops leading. When a keep-alive is answered again the lease was still alive: once
+ * the metadata has caught up with etcd, {@code onSessionResumed} runs and the broker leads what the
+ * metadata says. When etcd reports the lease gone, the broker registers again.
  */
 public final class BrokerRegistration implements AutoCloseable {
   private static final long RETRY_MS = 500;
+  private static final long SESSION_CHECK_MS = 200;
   private static final Logger LOG = LoggerFactory.getLogger(BrokerRegistration.class);
 
   private final MetadataStore store;
   private final BrokerInfo info;
   private final long ttlSeconds;
-  private final Runnable onLost;
+  private final long stepDownAfterNanos;
+  private final Runnable onSessionLost;
+  private final Runnable onSessionResumed;
   private final LongConsumer onRegistered;
+
+  /** Runs what waits on etcd: lease checks, registrations, catching up before leading again. */
   private final ScheduledExecutorService executor =
       Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-registration"));
+
+  /** Watches the keep-alives' answers; never waits on etcd, so that it steps down in time. */
+  private final ScheduledExecutorService watchdog =
+      Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-session"));
+
   private final AtomicLong keepAliveFailures = new AtomicLong();
   private volatile long leaseId;
+
+  /** When etcd last confirmed the lease: the start of its grant, or a keep-alive's answer. */
+  private volatile long renewedNanos;
+
   private CloseableClient keepAlive;
+
+  /** Whether {@code onSessionLost} ran and neither a renewal nor a registration followed. */
+  private boolean suspended;
+
   private volatile boolean closed;
 
   /**
    * @param onRegistered called with the lease id after every successful registration
-   * @param onLost called when etcd reports the lease gone
+   * @param onSessionLost called when the session may have ended: no keep-alive answered for {@link
+   *     #stepDownAfterMs}, or etcd reports the lease gone
+   * @param onSessionResumed called when etcd answers a keep-alive after {@code onSessionLost}, the
+   *     lease still alive, once the metadata has caught up with etcd
    */
   public BrokerRegistration(
       MetadataStore store,
       BrokerInfo info,
       long sessionTimeoutMs,
       LongConsumer onRegistered,
-      Runnable onLost) {
+      Runnable onSessionLost,
+      Runnable onSessionResumed) {
     this.store = store;
     this.info = info;
     this.ttlSeconds = Math.max(1, TimeUnit.MILLISECONDS.toSeconds(sessionTimeoutMs));
+    this.stepDownAfterNanos = TimeUnit.MILLISECONDS.toNanos(stepDownAfterMs(ttlSeconds * 1000));
     this.onRegistered = onRegistered;
-    this.onLost = onLost;
+    this.onSessionLost = onSessionLost;
+    this.onSessionResumed = onSessionResumed;
+    watchdog.scheduleWithFixedDelay(
+        this::checkSession, SESSION_CHECK_MS, SESSION_CHECK_MS, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * How long without an answered keep-alive the broker keeps leading: a second less than the lease
+   * (half of it for leases under two seconds), which covers the round trip of the last keep-alive
+   * and this check's period, so that it has stepped down before etcd can expire the lease.
+   */
+  static long stepDownAfterMs(long ttlMs) {
+    return Math.max(ttlMs / 2, ttlMs - 1000);
   }
 
   /**
@@ -91,6 +131,7 @@ public final class BrokerRegistration implements AutoCloseable {
   }
 
   private boolean tryRegister() {
+    long asked = System.nanoTime();
     long lease = MetadataStore.get(store.client().getLeaseClient().grant(ttlSeconds)).getID();
     TxnResponse response = put(info, lease, Cmp.Op.EQUAL);
     if (!response.isSucceeded()) {
@@ -98,6 +139,7 @@ public final class BrokerRegistration implements AutoCloseable {
       return false;
     }
     store.awaitRevision(response.getHeader().getRevision());
+    renewedNanos = asked;
     leaseId = lease;
     keepAlive = store.client().getLeaseClient().keepAlive(lease, new KeepAliveObserver(lease));
     LOG.info(
@@ -105,7 +147,10 @@ public final class BrokerRegistration implements AutoCloseable {
         info.id(),
         Long.toHexString(lease),
         ttlSeconds);
-    onRegistered.accept(lease);
+    synchronized (this) {
+      suspended = false;
+      onRegistered.accept(lease);
+    }
     return true;
   }
 
@@ -117,7 +162,12 @@ public final class BrokerRegistration implements AutoCloseable {
     }
 
     @Override
-    public void onNext(LeaseKeepAliveResponse response) {}
+    public void onNext(LeaseKeepAliveResponse response) {
+      if (lease == leaseId && response.getTTL() > 0) {
+        renewedNanos = System.nanoTime();
+        executor.execute(BrokerRegistration.this::resume);
+      }
+    }
 
     @Override
     public void onError(Throwable error) {
@@ -129,6 +179,56 @@ public final class BrokerRegistration implements AutoCloseable {
     @Override
     public void onCompleted() {
       executor.execute(() -> checkLease(lease));
+    }
+  }
+
+  /** Steps down once no keep-alive has been answered for {@link #stepDownAfterMs}. */
+  private void checkSession() {
+    long silentNanos = System.nanoTime() - renewedNanos;
+    if (!closed && leaseId != 0 && silentNanos > stepDownAfterNanos) {
+      stepDown(
+          "has had no answer from etcd for "
+              + TimeUnit.NANOSECONDS.toMillis(silentNanos)
+              + " ms of its "
+              + ttlSeconds
+              + " s session: it may have expired, and the controller may have moved its"
+              + " leaderships");
+    }
+  }
+
+  private synchronized void stepDown(String why) {
+    if (!suspended) {
+      LOG.error("Broker {} {}; it stops leading until etcd answers", info.id(), why);
+      suspended = true;
+      onSessionLost.run();
+    }
+  }
+
+  /** After a step-down, once etcd renewed the lease: leads again what the metadata says. */
+  private void resume() {
+    synchronized (this) {
+      if (closed || !suspended) {
+        return;
+      }
+    }
+    try {
+      // The metadata must be as new as etcd's now: the controller may have moved leaderships.
+      long revision =
+          MetadataStore.get(store.client().getKVClient().get(store.key(ClusterImage.BROKERS)))
+              .getHeader()
+              .getRevision();
+      store.awaitRevision(revision);
+    } catch (RuntimeException e) {
+      LOG.warn("Catching up with etcd before leading again failed ({}); retrying", e.getMessage());
+      return; // the next keep-alive answer retries
+    }
+    synchronized (this) {
+      if (suspended) {
+        suspended = false;
+        LOG.info(
+            "Broker {} is in touch with etcd again, its lease alive; it leads again", info.id());
+        onSessionResumed.run();
+      }
     }
   }
 
@@ -153,7 +253,7 @@ public final class BrokerRegistration implements AutoCloseable {
       LOG.error(
           "Broker {} lost its registration (lease {} expired)", info.id(), Long.toHexString(lease));
       keepAlive.close();
-      onLost.run();
+      stepDown("lost its lease");
       register();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -191,6 +291,7 @@ public final class BrokerRegistration implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    watchdog.shutdownNow();
     executor.shutdownNow();
     if (keepAlive != null) {
       keepAlive.close();

@@ -29,6 +29,7 @@ class CreateTopicsTest {
                 new BrokerInfo(0, "127.0.0.1", 9092, null, "only", false),
                 60_000,
                 lease -> {},
+                () -> {},
                 () -> {})) {
       registration.register();
       store.createTopic("taken", 1, 1, Map.of());

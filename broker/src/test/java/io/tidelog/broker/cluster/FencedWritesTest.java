@@ -36,6 +36,7 @@ class FencedWritesTest {
             new BrokerInfo(0, "127.0.0.1", 9092, null, "first", false),
             10_000,
             lease -> {},
+            () -> {},
             () -> {});
     registration.register();
     store.createTopic("t", 1, 1, Map.of());

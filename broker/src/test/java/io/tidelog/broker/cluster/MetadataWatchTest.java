@@ -30,6 +30,7 @@ class MetadataWatchTest {
                 new BrokerInfo(0, "127.0.0.1", 9092, null, "only", false),
                 60_000,
                 lease -> {},
+                () -> {},
                 () -> {})) {
       registration.register();
       writer.createTopic("before", 1, 1, Map.of());
