@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * <p>By default (CI) every kind of fault runs twice, in an order the seed shuffles, in under five
  * minutes. {@code -Dtidelog.faults.minutes=30} runs random faults for that long instead; {@code
  * -Dtidelog.faults.seed=N} repeats a run's schedule. The history is written to {@code
- * target/faults/run-<seed>/history.json}, beside every node's log.
+ * target/faults/run-<seed>-<time>/history.json}, beside every node's log.
  */
 class FaultSuiteIT {
   private static final int BROKERS = 3;
@@ -34,7 +34,6 @@ class FaultSuiteIT {
   private static final int RATE_PER_PRODUCER = 60;
   private static final int ASSIGN_READERS = 2;
   private static final int GROUP_READERS = 2;
-  private static final Duration IN_SYNC_TIMEOUT = Duration.ofSeconds(90);
   private static final Map<String, String> BROKER_CONFIG =
       Map.of(
           "broker.session.timeout.ms", "6000",
@@ -51,7 +50,10 @@ class FaultSuiteIT {
     long seed = Long.getLong("tidelog.faults.seed", System.currentTimeMillis());
     long minutes = Long.getLong("tidelog.faults.minutes", 0);
     Random random = new Random(seed);
-    Path dir = Files.createDirectories(Path.of("target", "faults", "run-" + seed));
+    // A new directory each run, so that a repeated seed starts from empty etcd and logs.
+    Path dir =
+        Files.createDirectories(
+            Path.of("target", "faults", "run-" + seed + "-" + System.currentTimeMillis()));
     System.out.printf(
         "fault suite: seed %d (-Dtidelog.faults.seed=%d repeats it), logs in %s%n",
         seed, seed, dir);
@@ -61,7 +63,7 @@ class FaultSuiteIT {
     try (FaultCluster cluster = FaultCluster.start(dir, BROKERS, 128, BROKER_CONFIG);
         Workload workload = new Workload(cluster.bootstrap(), history, PARTITIONS)) {
       workload.createTopic();
-      workload.awaitInSync(IN_SYNC_TIMEOUT);
+      workload.awaitInSync();
       workload.start(
           PRODUCERS,
           RATE_PER_PRODUCER,
@@ -69,21 +71,18 @@ class FaultSuiteIT {
           GROUP_READERS,
           Duration.ofMinutes(minutes + 20));
       Thread.sleep(5_000);
-      Nemesis nemesis =
-          new Nemesis(cluster, history, random, () -> workload.awaitInSync(IN_SYNC_TIMEOUT));
+      Nemesis nemesis = new Nemesis(cluster, history, random, workload);
       long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(minutes);
       List<Nemesis.Kind> schedule = schedule(random);
       for (int i = 0;
           i < 10_000 && (minutes == 0 ? i < schedule.size() : System.nanoTime() < deadline);
           i++) {
         Nemesis.Kind kind =
-            minutes == 0
-                ? schedule.get(i)
-                : Nemesis.Kind.values()[random.nextInt(Nemesis.Kind.values().length)];
+            minutes == 0 ? schedule.get(i) : kinds().get(random.nextInt(kinds().size()));
         // From well below the broker session (6 s) and the replica lag time (10 s) to well above.
         Duration hold = Duration.ofMillis(3_000 + random.nextInt(11_000));
         String target = nemesis.inject(kind, hold);
-        Duration recovery = workload.awaitInSync(IN_SYNC_TIMEOUT);
+        Duration recovery = workload.awaitInSync();
         log.add(
             String.format(
                 "%-22s %-24s held %4.1f s, in sync %4.1f s after",
@@ -91,7 +90,7 @@ class FaultSuiteIT {
         Thread.sleep(2_000);
       }
       workload.stopProducers();
-      workload.awaitInSync(IN_SYNC_TIMEOUT);
+      workload.awaitInSync();
       workload.drain(Duration.ofSeconds(60), ASSIGN_READERS);
       workload.finalRead(Duration.ofSeconds(60));
     }
@@ -116,10 +115,18 @@ class FaultSuiteIT {
     assertThat(result.count()).as("anomalies:%n%s", result.summary()).isZero();
   }
 
+  /** The kinds {@code -Dtidelog.faults.kinds=A,B} names, or all. */
+  private static List<Nemesis.Kind> kinds() {
+    String names = System.getProperty("tidelog.faults.kinds", "");
+    return names.isBlank()
+        ? Arrays.asList(Nemesis.Kind.values())
+        : Arrays.stream(names.split(",")).map(String::strip).map(Nemesis.Kind::valueOf).toList();
+  }
+
   private static List<Nemesis.Kind> schedule(Random random) {
     List<Nemesis.Kind> kinds = new ArrayList<>();
     for (int round = 0; round < 2; round++) {
-      List<Nemesis.Kind> once = new ArrayList<>(Arrays.asList(Nemesis.Kind.values()));
+      List<Nemesis.Kind> once = new ArrayList<>(kinds());
       Collections.shuffle(once, random);
       kinds.addAll(once);
     }

@@ -4,7 +4,6 @@ import io.tidelog.e2e.faults.History.Fault;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,6 +18,13 @@ final class Nemesis {
     PARTITION_BROKERS,
     /** Cut one broker off from every etcd member (it still reaches brokers and clients). */
     PARTITION_BROKER_ETCD,
+    /**
+     * Cut the consumer group's coordinator (or, if unknown, any broker) off from the other brokers
+     * and from etcd; clients still reach it.
+     */
+    ISOLATE_BROKER,
+    /** Cut one etcd member off from the other members; brokers still reach all three. */
+    PARTITION_ETCD_MEMBER,
     /** SIGKILL an etcd member that is not the leader, then start it again. */
     KILL_ETCD_MEMBER,
     /** SIGKILL the etcd leader, then start it again. */
@@ -33,17 +39,17 @@ final class Nemesis {
   private final FaultCluster cluster;
   private final History history;
   private final Random random;
-  private final Callable<?> awaitInSync;
+  private final Workload workload;
 
   /**
-   * @param awaitInSync waits until every partition has all its replicas in sync again, as an
-   *     operator's rolling restart does before it stops the next broker
+   * @param workload what a rolling restart waits on (every replica in sync again, as the operator
+   *     waits before it stops the next broker) and where the group coordinator is
    */
-  Nemesis(FaultCluster cluster, History history, Random random, Callable<?> awaitInSync) {
+  Nemesis(FaultCluster cluster, History history, Random random, Workload workload) {
     this.cluster = cluster;
     this.history = history;
     this.random = random;
-    this.awaitInSync = awaitInSync;
+    this.workload = workload;
   }
 
   /** Injects {@code kind}, holds it for {@code hold}, heals it; returns what it did it to. */
@@ -82,6 +88,31 @@ final class Nemesis {
         Thread.sleep(hold.toMillis());
         cluster.network.heal();
       }
+      case ISOLATE_BROKER -> {
+        broker = workload.coordinator().map(id -> cluster.brokers.get(id - 1)).orElse(broker);
+        target = broker.name + " | brokers and etcd";
+        for (Node other : cluster.brokers) {
+          if (other != broker) {
+            cluster.network.cut(broker.host, other.host);
+          }
+        }
+        for (Node member : cluster.etcd) {
+          cluster.network.cut(broker.host, member.host);
+        }
+        Thread.sleep(hold.toMillis());
+        cluster.network.heal();
+      }
+      case PARTITION_ETCD_MEMBER -> {
+        Node member = pick(cluster.etcd);
+        target = member.name + " | other etcd members";
+        for (Node other : cluster.etcd) {
+          if (other != member) {
+            cluster.network.cut(member.host, other.host);
+          }
+        }
+        Thread.sleep(hold.toMillis());
+        cluster.network.heal();
+      }
       case KILL_ETCD_MEMBER, KILL_ETCD_LEADER -> {
         Node leader = cluster.etcdLeader().orElseGet(() -> pick(cluster.etcd));
         Node member =
@@ -111,7 +142,7 @@ final class Nemesis {
           each.stop();
           each.start();
           cluster.awaitReady(each);
-          awaitInSync.call();
+          workload.awaitInSync();
         }
       }
       default -> throw new IllegalArgumentException(kind.name());

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +48,7 @@ final class Workload implements AutoCloseable {
   static final String GROUP = "jepsen-group";
   private static final Logger LOG = LoggerFactory.getLogger(Workload.class);
   private static final long JOIN_TIMEOUT_MS = 30_000;
+  private static final Duration IN_SYNC_TIMEOUT = Duration.ofSeconds(90);
   private final String bootstrap;
   private final History history;
   private final int partitions;
@@ -255,8 +257,12 @@ final class Workload implements AutoCloseable {
     }
   }
 
-  /** Waits until every partition has a leader and all three replicas in sync; how long it took. */
-  Duration awaitInSync(Duration timeout) throws Exception {
+  /**
+   * Waits (at most 90 s) until every partition has a leader and all three replicas in sync; how
+   * long it took.
+   */
+  Duration awaitInSync() throws Exception {
+    Duration timeout = IN_SYNC_TIMEOUT;
     long start = System.nanoTime();
     long deadline = start + timeout.toNanos();
     String state = "not described";
@@ -279,6 +285,23 @@ final class Workload implements AutoCloseable {
       sleep(250);
     }
     throw new IllegalStateException("partitions not all in sync after " + timeout + ": " + state);
+  }
+
+  /** The node id of the consumer group's coordinator, if the brokers say. */
+  Optional<Integer> coordinator() {
+    try {
+      return Optional.of(
+          admin
+              .describeConsumerGroups(List.of(GROUP))
+              .describedGroups()
+              .get(GROUP)
+              .get(10, TimeUnit.SECONDS)
+              .coordinator()
+              .id());
+    } catch (Exception e) {
+      LOG.info("no coordinator for {}: {}", GROUP, e.toString());
+      return Optional.empty();
+    }
   }
 
   Map<Integer, Long> endOffsets() throws Exception {
