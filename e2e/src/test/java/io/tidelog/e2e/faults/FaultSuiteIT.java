@@ -22,10 +22,11 @@ import org.junit.jupiter.api.Test;
  * namespace, under the {@link Workload} while the {@link Nemesis} injects faults on a seeded
  * schedule; then the {@link Checker} reads the history.
  *
- * <p>By default (CI) every kind of fault runs twice, in an order the seed shuffles, in under five
- * minutes. {@code -Dtidelog.faults.minutes=30} runs random faults for that long instead; {@code
- * -Dtidelog.faults.seed=N} repeats a run's schedule. The history is written to {@code
- * target/faults/run-<seed>-<time>/history.json}, beside every node's log.
+ * <p>By default (CI) every kind of fault runs once, then a second round while three minutes last,
+ * in an order the seed shuffles, in under five minutes. {@code -Dtidelog.faults.minutes=30} runs
+ * random faults for that long instead; {@code -Dtidelog.faults.seed=N} repeats a run's schedule.
+ * The history is written to {@code target/faults/run-<seed>-<time>/history.json}, beside every
+ * node's log.
  */
 class FaultSuiteIT {
   private static final int BROKERS = 3;
@@ -34,6 +35,7 @@ class FaultSuiteIT {
   private static final int RATE_PER_PRODUCER = 60;
   private static final int ASSIGN_READERS = 2;
   private static final int GROUP_READERS = 2;
+  private static final long CI_FAULT_SECONDS = 180;
   private static final Map<String, String> BROKER_CONFIG =
       Map.of(
           "broker.session.timeout.ms", "6000",
@@ -72,11 +74,15 @@ class FaultSuiteIT {
           Duration.ofMinutes(minutes + 20));
       Thread.sleep(5_000);
       Nemesis nemesis = new Nemesis(cluster, history, random, workload);
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(minutes);
+      // CI: every kind once, then a second round, in the seed's order, while 3 minutes last.
+      long budget = minutes == 0 ? CI_FAULT_SECONDS : TimeUnit.MINUTES.toSeconds(minutes);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(budget);
       List<Nemesis.Kind> schedule = schedule(random);
-      for (int i = 0;
-          i < 10_000 && (minutes == 0 ? i < schedule.size() : System.nanoTime() < deadline);
-          i++) {
+      for (int i = 0; i < 10_000; i++) {
+        boolean inTime = System.nanoTime() < deadline;
+        if (minutes == 0 ? i >= schedule.size() || i >= kinds().size() && !inTime : !inTime) {
+          break;
+        }
         Nemesis.Kind kind =
             minutes == 0 ? schedule.get(i) : kinds().get(random.nextInt(kinds().size()));
         // From well below the broker session (6 s) and the replica lag time (10 s) to well above.
@@ -87,7 +93,7 @@ class FaultSuiteIT {
             String.format(
                 "%-22s %-24s held %4.1f s, in sync %4.1f s after",
                 kind, target, hold.toMillis() / 1e3, recovery.toMillis() / 1e3));
-        Thread.sleep(2_000);
+        Thread.sleep(1_000);
       }
       workload.stopProducers();
       workload.awaitInSync();
