@@ -163,7 +163,7 @@ public final class BrokerRegistration implements AutoCloseable {
 
     @Override
     public void onNext(LeaseKeepAliveResponse response) {
-      if (lease == leaseId && response.getTTL() > 0) {
+      if (!closed && lease == leaseId && response.getTTL() > 0) {
         renewedNanos = System.nanoTime();
         executor.execute(BrokerRegistration.this::resume);
       }

@@ -28,6 +28,11 @@ final class FaultCluster implements AutoCloseable {
       Path.of(System.getProperty("tidelog.repo", "..")).toAbsolutePath().normalize();
   private static final long READY_TIMEOUT_MS = 90_000;
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The source name of the brokers' tmpfs mounts, followed by the test JVM's pid. */
+  private static final String MOUNT_SOURCE = "tidelog-faults-";
+
+  private static final long PID = ProcessHandle.current().pid();
   final Network network;
   final List<Node> etcd = new ArrayList<>();
   final List<Node> brokers = new ArrayList<>();
@@ -48,6 +53,7 @@ final class FaultCluster implements AutoCloseable {
    */
   static FaultCluster start(Path dir, int brokerCount, int diskMb, Map<String, String> brokerConfig)
       throws Exception {
+    unmountLeftovers();
     FaultCluster cluster = new FaultCluster(Network.create(), dir);
     try {
       cluster.startEtcd();
@@ -235,6 +241,20 @@ final class FaultCluster implements AutoCloseable {
 
   void freeDisk(Node broker) throws IOException {
     Files.deleteIfExists(disk(broker).resolve("filler"));
+  }
+
+  /** Unmounts the brokers' file systems that a test JVM which is gone left mounted. */
+  private static void unmountLeftovers() throws IOException, InterruptedException {
+    for (String line : Files.readAllLines(Path.of("/proc/mounts"))) {
+      String[] fields = line.split(" ");
+      if (fields[0].startsWith(MOUNT_SOURCE)) {
+        long pid = Long.parseLong(fields[0].substring(MOUNT_SOURCE.length()));
+        if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+          continue;
+        }
+        Command.attempt("umount", fields[1]);
+      }
+    }
   }
 
   @Override
