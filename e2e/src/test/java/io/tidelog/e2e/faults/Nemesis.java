@@ -4,6 +4,7 @@ import io.tidelog.e2e.faults.History.Fault;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,46 +73,25 @@ final class Nemesis {
       }
       case PARTITION_BROKERS -> {
         target = broker.name + " | other brokers";
-        for (Node other : cluster.brokers) {
-          if (other != broker) {
-            cluster.network.cut(broker.host, other.host);
-          }
-        }
-        Thread.sleep(hold.toMillis());
-        cluster.network.heal();
+        partition(broker, cluster.brokers, hold);
       }
       case PARTITION_BROKER_ETCD -> {
         target = broker.name + " | etcd";
-        for (Node member : cluster.etcd) {
-          cluster.network.cut(broker.host, member.host);
-        }
-        Thread.sleep(hold.toMillis());
-        cluster.network.heal();
+        partition(broker, cluster.etcd, hold);
       }
       case ISOLATE_BROKER -> {
-        broker = workload.coordinator().map(id -> cluster.brokers.get(id - 1)).orElse(broker);
-        target = broker.name + " | brokers and etcd";
-        for (Node other : cluster.brokers) {
-          if (other != broker) {
-            cluster.network.cut(broker.host, other.host);
-          }
-        }
-        for (Node member : cluster.etcd) {
-          cluster.network.cut(broker.host, member.host);
-        }
-        Thread.sleep(hold.toMillis());
-        cluster.network.heal();
+        Node coordinator =
+            workload.coordinator().map(id -> cluster.brokers.get(id - 1)).orElse(broker);
+        target = coordinator.name + " | brokers and etcd";
+        partition(
+            coordinator,
+            Stream.concat(cluster.brokers.stream(), cluster.etcd.stream()).toList(),
+            hold);
       }
       case PARTITION_ETCD_MEMBER -> {
         Node member = pick(cluster.etcd);
         target = member.name + " | other etcd members";
-        for (Node other : cluster.etcd) {
-          if (other != member) {
-            cluster.network.cut(member.host, other.host);
-          }
-        }
-        Thread.sleep(hold.toMillis());
-        cluster.network.heal();
+        partition(member, cluster.etcd, hold);
       }
       case KILL_ETCD_MEMBER, KILL_ETCD_LEADER -> {
         Node leader = cluster.etcdLeader().orElseGet(() -> pick(cluster.etcd));
@@ -150,6 +130,17 @@ final class Nemesis {
     history.add(new Fault(kind.name(), target, start, System.nanoTime()));
     LOG.info("fault {} on {} healed", kind, target);
     return target;
+  }
+
+  /** Cuts {@code node} off from each of {@code others} (but itself) for {@code hold}. */
+  private void partition(Node node, List<Node> others, Duration hold) throws Exception {
+    for (Node other : others) {
+      if (other != node) {
+        cluster.network.cut(node.host, other.host);
+      }
+    }
+    Thread.sleep(hold.toMillis());
+    cluster.network.heal();
   }
 
   private <T> T pick(List<T> from) {
