@@ -8,6 +8,7 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.function.IntToLongFunction;
 
 /**
@@ -25,6 +26,7 @@ abstract class AbstractIndex implements AutoCloseable {
   private final long baseOffset;
   private final int maxIndexSizeBytes;
   private final Path file;
+  private static final int PAGE_BYTES = 4096;
   private MappedByteBuffer mmap;
   private int entries;
 
@@ -80,8 +82,17 @@ abstract class AbstractIndex implements AutoCloseable {
     return slot * entrySize;
   }
 
-  /** Reserves the next slot for an entry; the caller writes it at {@link #position(int)}. */
-  final int nextSlot() {
+  /**
+   * Reserves the next slot for an entry; the caller writes it at {@link #position(int)}.
+   *
+   * <p>The file is sparse (its length set, its pages unallocated), so an entry that starts a new
+   * page first writes that page's zeros through the file channel: on a full file system that fails
+   * as an {@link IOException}, where a store into an unallocated page of the mapping would be a
+   * SIGBUS, an {@link InternalError} somewhere later.
+   *
+   * @throws IOException when the file system has no room for the entry's page
+   */
+  final int nextSlot() throws IOException {
     if (isFull()) {
       throw new IllegalStateException(
           "index "
@@ -90,7 +101,23 @@ abstract class AbstractIndex implements AutoCloseable {
               + entries
               + " entries; the segment should have rolled");
     }
+    int start = entries * entrySize;
+    int written = pageEnd(start); // the pages up to here hold entries, so they are allocated
+    int end = Math.min(pageEnd(start + entrySize), mmap.limit());
+    if (end > written) {
+      try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+        ByteBuffer zeros = ByteBuffer.allocate(end - written);
+        while (zeros.hasRemaining()) {
+          channel.write(zeros, written + zeros.position());
+        }
+      }
+    }
     return entries++;
+  }
+
+  /** The end of the page that holds byte {@code position - 1} (0 for 0). */
+  private static int pageEnd(int position) {
+    return (position + PAGE_BYTES - 1) / PAGE_BYTES * PAGE_BYTES;
   }
 
   /** The largest slot whose {@code key} is at most {@code target}, or -1 when there is none. */

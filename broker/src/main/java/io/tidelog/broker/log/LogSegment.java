@@ -134,7 +134,7 @@ final class LogSegment implements AutoCloseable {
     }
   }
 
-  private void indexBatch(RecordBatch batch, int position) {
+  private void indexBatch(RecordBatch batch, int position) throws IOException {
     if (batch.maxTimestamp() > maxTimestampSoFar) {
       maxTimestampSoFar = batch.maxTimestamp();
       offsetOfMaxTimestampSoFar = batch.lastOffset();

@@ -35,7 +35,7 @@ final class OffsetIndex extends AbstractIndex {
   }
 
   /** Adds an entry; offsets and positions must grow strictly. */
-  void append(long offset, int position) {
+  void append(long offset, int position) throws IOException {
     if (entries() > 0 && (offset <= lastOffset() || position <= positionAt(entries() - 1))) {
       throw new IllegalArgumentException(
           "index entry (" + offset + ", " + position + ") does not follow " + lastEntry());

@@ -39,7 +39,7 @@ final class TimeIndex extends AbstractIndex {
    * Adds an entry when {@code timestamp} is larger than the last one. {@code skipFullCheck} lets a
    * segment that becomes inactive record its final largest timestamp into the last slot.
    */
-  void maybeAppend(long timestamp, long offset, boolean skipFullCheck) {
+  void maybeAppend(long timestamp, long offset, boolean skipFullCheck) throws IOException {
     if (timestamp == RecordBatch.NO_TIMESTAMP || entries() > 0 && timestamp <= lastTimestamp()) {
       return;
     }

@@ -19,7 +19,8 @@ class OffsetIndexTest {
   @TempDir Path dir;
 
   /** Random, strictly increasing entries, as a segment writes them, mirrored in a TreeMap. */
-  private static TreeMap<Long, Integer> fill(OffsetIndex index, Random random, int count) {
+  private static TreeMap<Long, Integer> fill(OffsetIndex index, Random random, int count)
+      throws IOException {
     TreeMap<Long, Integer> oracle = new TreeMap<>();
     long offset = BASE;
     int position = 0;

@@ -126,7 +126,7 @@ final class FaultCluster implements AutoCloseable {
     Path brokerDir = dir.resolve(host.name());
     Path disk = Files.createDirectories(brokerDir.resolve("disk"));
     Command.run(
-        "mount", "-t", "tmpfs", "-o", "size=" + diskMb + "m", "tidelog-test", disk.toString());
+        "mount", "-t", "tmpfs", "-o", "size=" + diskMb + "m", MOUNT_SOURCE + PID, disk.toString());
     Map<String, String> config = new TreeMap<>();
     config.put("node.id", String.valueOf(id));
     config.put("listeners", "PLAINTEXT://" + host.address() + ":9092");
