@@ -559,6 +559,14 @@ public final class PartitionLog implements AutoCloseable {
   public boolean truncateTo(long offset) {
     checkOnline();
     if (offset >= logEndOffset) {
+      // No record goes, but an epoch that starts at the log end does, as in Kafka: this broker
+      // led that epoch without appending, and a follower that kept it would report it as its last
+      // fetched epoch, be told it diverged, truncate to here and report it again, without end.
+      try {
+        leaderEpochCache.truncateFromEnd(logEndOffset);
+      } catch (IOException e) {
+        throw failDirectory(e);
+      }
       return false;
     }
     if (offset <= segments.firstKey()) {

@@ -431,6 +431,10 @@ class PartitionLogTest {
     log.append(batch(T0, "i"), 3);
     assertThat(log.endOffsetForEpoch(3)).isEqualTo(new EpochEndOffset(3, 5));
     assertThat(log.truncateTo(100)).isFalse();
+    // An epoch that starts at the log end (led without an append) goes even when no record does.
+    log.assignLeaderEpoch(4);
+    assertThat(log.truncateTo(5)).isFalse();
+    assertThat(log.latestEpoch()).isEqualTo(3);
     // The truncation survives a reopen, epochs included.
     log.close();
     opened.remove(log);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tidelog.broker.cluster.PartitionState;
+import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogServices;
 import io.tidelog.broker.log.PartitionLog;
@@ -52,6 +53,50 @@ class PartitionTest {
         partition.readForFollower(2, log.logEndOffset(), lastFetchedEpoch, 1, 1024, NOW);
     assertThat(read.divergingEpoch()).isNull();
     return partition;
+  }
+
+  private Partition replica(int brokerId) throws Exception {
+    PartitionLog log =
+        PartitionLog.open(
+            dir.resolve("broker-" + brokerId).resolve("t-0"),
+            LogConfig.parse(Map.of()),
+            PartitionLog.LoadState.NEW,
+            new LogServices(Time.SYSTEM, Runnable::run, (logDir, cause) -> {}));
+    return new Partition(new TopicPartition("t", 0), log, brokerId);
+  }
+
+  @Test
+  void aFollowerThatLedAnEpochWithoutWritingFollowsTheNextLeader() throws Exception {
+    // Found by the fault suite: broker 3 was elected at epoch 2 and paused before it appended;
+    // following broker 2 at epoch 3, it kept reporting epoch 2 as its last, was told it diverged
+    // at epoch 1, "truncated" to its own log end, and fetched the same again, never rejoining.
+    List<Integer> replicas = List.of(2, 3);
+    MemoryRecords records =
+        MemoryRecords.withRecords(
+            0L,
+            Compression.NONE,
+            1,
+            new SimpleRecord("a".getBytes()),
+            new SimpleRecord("b".getBytes()));
+    Partition two = replica(2);
+    Partition three = replica(3);
+    two.log.appendAsFollower(MemoryRecords.readableRecords(records.buffer().duplicate()));
+    three.log.appendAsFollower(MemoryRecords.readableRecords(records.buffer().duplicate()));
+    three.applyState(new PartitionState(3, 2, replicas, 2, 20), replicas, 1, NOW);
+    two.applyState(new PartitionState(2, 3, replicas, 3, 30), replicas, 1, NOW);
+    three.applyState(new PartitionState(2, 3, replicas, 3, 30), replicas, 1, NOW);
+    assertThat(three.log.latestEpoch()).isEqualTo(2);
+
+    Partition.FollowerRead diverged =
+        two.readForFollower(3, three.log.logEndOffset(), three.log.latestEpoch(), 3, 1024, NOW);
+    three.onFetched(3, diverged.divergingEpoch(), MemoryRecords.EMPTY, 2, 0);
+    Partition.FollowerRead next =
+        two.readForFollower(3, three.log.logEndOffset(), three.log.latestEpoch(), 3, 1024, NOW);
+
+    assertThat(diverged.divergingEpoch()).isEqualTo(new EpochEndOffset(1, 2));
+    assertThat(three.log.logEndOffset()).isEqualTo(2);
+    assertThat(three.log.latestEpoch()).isEqualTo(1);
+    assertThat(next.divergingEpoch()).isNull();
   }
 
   @Test
