@@ -153,11 +153,17 @@ class CheckerTest {
       history.add(new Send("p", "b" + t, 1, t * second, ack, true, t, null));
     }
     history.add(new Fault("KILL_BROKER", "b2", 20 * second, 21 * second));
+    // and from 30 s on, with a send at 35 s, partition 0 acknowledges nothing more
+    history.add(new Fault("PAUSE_BROKER", "b3", 30 * second, 31 * second));
+    history.add(new Send("p", "late", 1, 35 * second, 35 * second, true, 99, null));
 
     assertThat(Unavailability.byKind(history, 2))
-        .containsExactly(Map.entry("KILL_BROKER", java.util.List.of(4.0, 1.0)));
+        .containsExactly(
+            Map.entry("KILL_BROKER", java.util.List.of(4.0, 1.0)),
+            Map.entry("PAUSE_BROKER", java.util.List.of(5.0)));
     assertThat(Unavailability.report(history, 2))
-        .contains("KILL_BROKER            n=2 median   1.0 max   4.0");
+        .contains("KILL_BROKER            n=2 median   1.0 max   4.0")
+        .contains("PAUSE_BROKER           n=1 median   5.0 max   5.0");
   }
 
   @Test

@@ -10,9 +10,10 @@ import java.util.TreeMap;
 
 /**
  * How long produce stopped succeeding after each fault: from the fault's injection until the next
- * fault's (or the end of the run), the longest time in which some partition acknowledged nothing. A
- * run sends to every partition several times a second, so in a healthy window that is tens of
- * milliseconds; a leader that cannot commit shows as the time until it can again.
+ * fault's (or the last send of the run), the longest time in which some partition acknowledged
+ * nothing, a window's start and end included. A run sends to every partition several times a
+ * second, so in a healthy window that is tens of milliseconds; a leader that cannot commit shows as
+ * the time until it can again, or the whole window if it never does within it.
  */
 final class Unavailability {
   private Unavailability() {}
@@ -31,10 +32,11 @@ final class Unavailability {
       }
     }
     acks.forEach(list -> list.sort(null));
+    long lastSend = history.all(Send.class).stream().mapToLong(Send::invoked).max().orElse(0);
     Map<String, List<Double>> byKind = new TreeMap<>();
     for (int i = 0; i < faults.size(); i++) {
       long from = faults.get(i).start();
-      long to = i + 1 < faults.size() ? faults.get(i + 1).start() : Long.MAX_VALUE;
+      long to = i + 1 < faults.size() ? faults.get(i + 1).start() : lastSend;
       long worst = 0;
       for (List<Long> partitionAcks : acks) {
         long previous = from;
@@ -44,6 +46,7 @@ final class Unavailability {
             previous = ack;
           }
         }
+        worst = Math.max(worst, to - previous);
       }
       byKind.computeIfAbsent(faults.get(i).kind(), k -> new ArrayList<>()).add(worst / 1e9);
     }
