@@ -2,11 +2,7 @@ package io.tidelog.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,7 +22,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,37 +34,17 @@ import org.junit.jupiter.api.io.TempDir;
 class DiskFullIT {
   private static final String TOPIC = "full";
   @TempDir Path dir;
-  private Path disk;
-
-  @AfterEach
-  void unmount() throws Exception {
-    if (disk != null) {
-      new ProcessBuilder("umount", disk.toString()).start().waitFor(30, TimeUnit.SECONDS);
-    }
-  }
 
   @Test
   void aFullDiskFailsProduceStopsTheBrokerAndLosesNothing() throws Exception {
-    Path mountPoint = Files.createDirectories(dir.resolve("disk"));
-    Process mount =
-        new ProcessBuilder(
-                "mount", "-t", "tmpfs", "-o", "size=16m", "tidelog-test", mountPoint.toString())
-            .redirectErrorStream(true)
-            .start();
-    boolean mounted = mount.waitFor(30, TimeUnit.SECONDS) && mount.exitValue() == 0;
-    if (!"true".equals(System.getenv("CI"))) {
-      assumeTrue(mounted, "mounting a tmpfs needs root; the disk-full test skipped");
-    }
-    assertThat(mounted).as("mount a tmpfs (root)").isTrue();
-    disk = mountPoint;
-
-    try (EtcdServer etcd = EtcdServer.start(dir.resolve("etcd"));
+    try (Tmpfs disk = Tmpfs.mount(dir.resolve("disk"), 16 * 1024);
+        EtcdServer etcd = EtcdServer.start(dir.resolve("etcd"));
         BrokerProcess broker =
             new BrokerProcess(
                 0,
                 dir.resolve("broker-0"),
                 etcd.endpoint(),
-                Map.of("log.dirs", disk.resolve("data").toString()))) {
+                Map.of("log.dirs", disk.path.resolve("data").toString()))) {
       // Given 20 acknowledged records,
       broker.start();
       String bootstrap = broker.address();
@@ -85,7 +60,7 @@ class DiskFullIT {
         }
 
         // when the disk fills up, the next produce fails with KAFKA_STORAGE_ERROR
-        fill(disk);
+        disk.fill();
         String large = "x".repeat(64 * 1024);
         assertThatThrownBy(() -> producer.send(new ProducerRecord<>(TOPIC, large)).get())
             .isInstanceOf(ExecutionException.class)
@@ -99,7 +74,7 @@ class DiskFullIT {
 
       // once there is room again, it starts, recovers its log with every acknowledged record,
       // and takes writes again.
-      Files.delete(disk.resolve("filler"));
+      disk.free();
       broker.start();
       try (KafkaProducer<String, String> producer = producer(bootstrap)) {
         producer.send(new ProducerRecord<>(TOPIC, "after")).get(30, TimeUnit.SECONDS);
@@ -124,19 +99,6 @@ class DiskFullIT {
             1 << 20),
         new StringSerializer(),
         new StringSerializer());
-  }
-
-  /** Writes a file until the file system says it is full. */
-  private static void fill(Path disk) throws IOException {
-    byte[] chunk = new byte[64 * 1024];
-    try (OutputStream out = Files.newOutputStream(disk.resolve("filler"))) {
-      for (int i = 0; i < 1_000; i++) {
-        out.write(chunk);
-      }
-      throw new IllegalStateException("the 16 MiB tmpfs took 64 MiB");
-    } catch (IOException full) {
-      assertThat(full).hasMessageContaining("No space left on device");
-    }
   }
 
   private static List<String> readAll(String bootstrap) {
