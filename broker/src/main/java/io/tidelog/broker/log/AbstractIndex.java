@@ -22,11 +22,11 @@ import java.util.function.IntToLongFunction;
  * <p>Not thread-safe: the owning {@link PartitionLog}'s thread calls it.
  */
 abstract class AbstractIndex implements AutoCloseable {
+  private static final int PAGE_BYTES = 4096;
   private final int entrySize;
   private final long baseOffset;
   private final int maxIndexSizeBytes;
   private final Path file;
-  private static final int PAGE_BYTES = 4096;
   private MappedByteBuffer mmap;
   private int entries;
 
