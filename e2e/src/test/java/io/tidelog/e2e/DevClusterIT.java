@@ -3,7 +3,17 @@ package io.tidelog.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +21,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -28,9 +39,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code bin/tidelog dev}: up, status, a SIGTERM restart (down, up) and a SIGKILL restart under a
- * sending idempotent producer, after each of which a consumer reads back every acknowledged record
- * exactly once, in order.
+ * {@code bin/tidelog dev}: up, status (with each broker's metrics URL), a SIGTERM restart (down,
+ * up) and a SIGKILL restart under a sending idempotent producer, after each of which a consumer
+ * reads back every acknowledged record exactly once, in order; and how {@code dev up} fails: in one
+ * line that says what failed and what to do.
  */
 class DevClusterIT {
   private static final String TOPIC = "restarts";
@@ -43,7 +55,16 @@ class DevClusterIT {
     try (DevCluster cluster = new DevCluster(dir)) {
       String bootstrap = cluster.up();
       assertThat(bootstrap).isEqualTo("127.0.0.1:" + cluster.port);
-      assertThat(cluster.status().output()).contains("running").contains(bootstrap);
+      String metrics = "http://127.0.0.1:" + (cluster.port + 1000) + "/metrics";
+      assertThat(cluster.status().output())
+          .contains("broker 0: running")
+          .contains(bootstrap)
+          .contains("metrics " + metrics);
+      HttpResponse<String> scrape =
+          HttpClient.newHttpClient()
+              .send(HttpRequest.newBuilder(URI.create(metrics)).build(), BodyHandlers.ofString());
+      assertThat(scrape.statusCode()).isEqualTo(200);
+      assertThat(scrape.body()).contains("tidelog_connections");
       try (Admin admin =
           Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
         admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
@@ -191,9 +212,82 @@ class DevClusterIT {
   }
 
   @Test
+  void upWithAPortInUseSaysWhichInOneLineAndStartsNothing() throws Exception {
+    DevCluster cluster = new DevCluster(dir);
+    try (ServerSocket taken =
+        new ServerSocket(cluster.port + 1000, 1, InetAddress.getLoopbackAddress())) {
+      DevCluster.Result result = cluster.run("up", "--port", String.valueOf(cluster.port));
+
+      assertThat(result.exitCode()).isEqualTo(2);
+      assertThat(result.output()).isEmpty();
+      assertThat(result.errors().lines())
+          .last()
+          .asString()
+          .startsWith(
+              "tidelog: port "
+                  + (cluster.port + 1000)
+                  + " (broker 0's health and metrics port) is in use by another process;")
+          .contains("--port");
+      assertThat(dir.resolve("etcd/pid")).doesNotExist();
+    }
+  }
+
+  /**
+   * A build that fails (here a source file that does not compile, in a copy of the checkout with
+   * nothing built) ends {@code dev up} with the compiler's complaint and where the whole output is.
+   */
+  @Test
+  void upWhoseBuildFailsNamesTheCompilerErrorAndTheLog() throws Exception {
+    Path checkout = dir.resolve("checkout");
+    copySources(checkout);
+    Path broken = checkout.resolve("broker/src/main/java/io/tidelog/broker/Broken.java");
+    Files.writeString(broken, "class Broken {\n");
+
+    DevCluster.Result result =
+        DevCluster.exec(
+            List.of(
+                checkout.resolve("bin/tidelog").toString(),
+                "dev",
+                "up",
+                "--dir",
+                dir.resolve("cluster").toString(),
+                "--port",
+                String.valueOf(new DevCluster(dir).port)));
+
+    assertThat(result.exitCode()).isEqualTo(2);
+    assertThat(result.errors().lines())
+        .last()
+        .asString()
+        .startsWith("tidelog: the build failed: [ERROR] " + broken + ":[")
+        .contains("reached end of file while parsing")
+        .endsWith("(whole output: " + checkout.resolve("target/tidelog-build.log") + ")");
+    assertThat(dir.resolve("cluster/etcd")).doesNotExist();
+  }
+
+  /** What building the broker reads: the poms, {@code bin/} and the broker's main sources. */
+  private static void copySources(Path to) throws IOException {
+    List<Path> sources = new ArrayList<>(List.of(Path.of("pom.xml"), Path.of("bin")));
+    for (String module : List.of("broker", "operator", "e2e", "bench")) {
+      sources.add(Path.of(module, "pom.xml"));
+    }
+    sources.add(Path.of("broker/src/main"));
+    for (Path source : sources) {
+      try (Stream<Path> files = Files.walk(DevCluster.REPO.resolve(source))) {
+        for (Path file : (Iterable<Path>) files::iterator) {
+          Path target = to.resolve(DevCluster.REPO.relativize(file).toString());
+          Files.createDirectories(target.getParent());
+          if (!Files.isDirectory(file)) {
+            Files.copy(file, target, StandardCopyOption.COPY_ATTRIBUTES);
+          }
+        }
+      }
+    }
+  }
+
+  @Test
   void aBrokerWithAnUnknownConfigKeyRefusesToStartAndNamesIt() throws Exception {
     Path config =
-        java.nio.file.Files.writeString(
+        Files.writeString(
             dir.resolve("server.properties"),
             "node.id=0\nlog.dirs=" + dir.resolve("data") + "\nlog.retention.hourz=5\n");
 
