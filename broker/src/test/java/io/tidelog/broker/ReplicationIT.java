@@ -278,17 +278,28 @@ class ReplicationIT {
             .orElseThrow();
 
     int leaderHttpPort = brokers.get(partition.leader().id()).httpPort;
-    assertThat(Scrape.of(leaderHttpPort).value("tidelog_isr_shrinks_total")).isZero();
+    // On a loaded machine a follower can lag past the 2 s before this point (a slow start), so
+    // the counters are compared with their values once the ISR is full, not with zero
+    eventually()
+        .untilAsserted(
+            () -> {
+              assertThat(ids(describe("osr").isr())).hasSize(3);
+              assertThat(Scrape.of(leaderHttpPort).value("tidelog_under_replicated_partitions"))
+                  .isZero();
+            });
+    Scrape before = Scrape.of(leaderHttpPort);
+    double shrinks = before.value("tidelog_isr_shrinks_total");
+    double expands = before.value("tidelog_isr_expands_total");
 
     brokers.get(lagging).pause();
     eventually().until(() -> !ids(describe("osr").isr()).contains(lagging));
     assertThat(ids(describe("osr").replicas())).contains(lagging);
-    // The leader's metrics say so: one shrink, one under-replicated partition
+    // The leader's metrics say so: a shrink, one under-replicated partition
     eventually()
         .untilAsserted(
             () -> {
               Scrape shrunk = Scrape.of(leaderHttpPort);
-              assertThat(shrunk.value("tidelog_isr_shrinks_total")).isEqualTo(1);
+              assertThat(shrunk.value("tidelog_isr_shrinks_total")).isGreaterThan(shrinks);
               assertThat(shrunk.value("tidelog_under_replicated_partitions")).isEqualTo(1);
             });
 
@@ -298,7 +309,7 @@ class ReplicationIT {
         .untilAsserted(
             () -> {
               Scrape healed = Scrape.of(leaderHttpPort);
-              assertThat(healed.value("tidelog_isr_expands_total")).isEqualTo(1);
+              assertThat(healed.value("tidelog_isr_expands_total")).isGreaterThan(expands);
               assertThat(healed.value("tidelog_under_replicated_partitions")).isZero();
             });
   }
