@@ -130,13 +130,20 @@ public final class EtcdServer implements AutoCloseable {
   static int freePort() throws IOException {
     for (int attempt = 0; attempt < 100; attempt++) {
       int port = 20_000 + ThreadLocalRandom.current().nextInt(12_000);
-      try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+      if (isFree(port)) {
         return port;
-      } catch (IOException taken) {
-        // try another
       }
     }
     throw new IOException("no free port between 20000 and 32000");
+  }
+
+  /** Whether nothing listens on loopback {@code port} now. */
+  static boolean isFree(int port) {
+    try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+      return true;
+    } catch (IOException taken) {
+      return false;
+    }
   }
 
   @Override

@@ -58,6 +58,7 @@ public final class BrokerConfig {
   public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
   public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
   public static final String REPLICA_FETCH_MAX_BYTES = "replica.fetch.max.bytes";
+  public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
   public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
   public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
   public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS =
@@ -239,6 +240,14 @@ public final class BrokerConfig {
                 atLeast(0),
                 MEDIUM,
                 "How long a follower's fetch waits at the leader for new data.")
+            .define(
+                FETCH_MAX_BYTES,
+                INT,
+                55 * 1024 * 1024,
+                atLeast(1024),
+                MEDIUM,
+                "The most record bytes one Fetch response carries, whatever the request's"
+                    + " max_bytes asks (as in Kafka, the first batch goes out even when larger).")
             .define(
                 REPLICA_FETCH_MAX_BYTES,
                 INT,
@@ -536,6 +545,10 @@ public final class BrokerConfig {
 
   public int replicaFetchWaitMaxMs() {
     return (Integer) values.get(REPLICA_FETCH_WAIT_MAX_MS);
+  }
+
+  public int fetchMaxBytes() {
+    return (Integer) values.get(FETCH_MAX_BYTES);
   }
 
   public int replicaFetchMaxBytes() {

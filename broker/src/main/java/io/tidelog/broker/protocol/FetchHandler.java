@@ -4,7 +4,9 @@ import io.tidelog.broker.replica.PartitionRead;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
@@ -22,9 +24,11 @@ import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 
 /**
- * Fetch, as full requests (session id 0): every requested partition is answered. Partitions are
- * read in request order within {@code max.bytes} and each one's {@code partition_max_bytes}; the
- * first batch is returned even when larger (KIP-74). Records go out as file regions.
+ * Fetch, as full requests (session id 0): every requested partition is answered once (a partition
+ * named twice counts once, its last entry). Partitions are read in request order within the smaller
+ * of the request's {@code max.bytes} and the broker's {@code fetch.max.bytes}, and each one's
+ * {@code partition_max_bytes}; the first batch is returned even when larger (KIP-74). Records go
+ * out as file regions.
  *
  * <p>Long poll: while fewer than {@code min.bytes} are available, the response waits for appends
  * and high-watermark moves on the requested partitions, up to {@code max.wait.ms}.
@@ -33,24 +37,27 @@ public final class FetchHandler {
   private final ReplicaManager replicas;
   private final Vertx vertx;
   private final TopicMetrics metrics;
+  private final int fetchMaxBytes;
 
-  public FetchHandler(ReplicaManager replicas, Vertx vertx, TopicMetrics metrics) {
+  /**
+   * @param fetchMaxBytes the broker's {@code fetch.max.bytes}: no response carries more record
+   *     bytes than this (but a first batch that is larger), whatever the request asks
+   */
+  public FetchHandler(
+      ReplicaManager replicas, Vertx vertx, TopicMetrics metrics, int fetchMaxBytes) {
     this.replicas = replicas;
     this.vertx = vertx;
     this.metrics = metrics;
+    this.fetchMaxBytes = fetchMaxBytes;
   }
 
   CompletableFuture<FetchResponse> handle(RequestHeader header, AbstractRequest request) {
     FetchRequestData data = ((FetchRequest) request).data();
-    List<TopicPartition> partitions = new ArrayList<>();
-    data.topics()
-        .forEach(
-            t ->
-                t.partitions()
-                    .forEach(p -> partitions.add(new TopicPartition(t.topic(), p.partition()))));
+    Map<TopicPartition, FetchPartition> wanted = partitions(data);
+    List<TopicPartition> partitions = List.copyOf(wanted.keySet());
     long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(data.maxWaitMs());
     boolean byFollower = FetchRequest.replicaId(data) >= 0;
-    return readUntil(data, header, partitions, deadlineNanos)
+    return readUntil(data, wanted, header, partitions, deadlineNanos)
         .thenApply(
             result -> {
               count(result.topics(), byFollower);
@@ -60,6 +67,20 @@ public final class FetchHandler {
                       .setSessionId(0)
                       .setResponses(result.topics()));
             });
+  }
+
+  /**
+   * The request's partitions, each once: a partition named again replaces its earlier entry, as
+   * Kafka keeps a fetch's partitions in a map, so the cost of a request is linear in its size.
+   */
+  private static Map<TopicPartition, FetchPartition> partitions(FetchRequestData data) {
+    Map<TopicPartition, FetchPartition> partitions = new LinkedHashMap<>();
+    for (FetchTopic topic : data.topics()) {
+      for (FetchPartition partition : topic.partitions()) {
+        partitions.put(new TopicPartition(topic.topic(), partition.partition()), partition);
+      }
+    }
+    return partitions;
   }
 
   private void count(List<FetchableTopicResponse> topics, boolean byFollower) {
@@ -81,6 +102,7 @@ public final class FetchHandler {
    */
   private CompletableFuture<FetchResult> readUntil(
       FetchRequestData data,
+      Map<TopicPartition, FetchPartition> wanted,
       RequestHeader header,
       List<TopicPartition> partitions,
       long deadlineNanos) {
@@ -90,7 +112,7 @@ public final class FetchHandler {
     if (mayWait) {
       replicas.awaitAppend(partitions, waiter);
     }
-    return readAll(data, header)
+    return readAll(data, wanted, header)
         .thenCompose(
             result -> {
               long leftMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
@@ -106,25 +128,32 @@ public final class FetchHandler {
                   v -> {
                     vertx.cancelTimer(timer);
                     replicas.cancelWait(partitions, waiter);
-                    return readUntil(data, header, partitions, deadlineNanos);
+                    return readUntil(data, wanted, header, partitions, deadlineNanos);
                   });
             });
   }
 
-  private CompletableFuture<FetchResult> readAll(FetchRequestData data, RequestHeader header) {
+  private CompletableFuture<FetchResult> readAll(
+      FetchRequestData data, Map<TopicPartition, FetchPartition> wanted, RequestHeader header) {
     int replicaId = FetchRequest.replicaId(data);
-    FetchResult result = new FetchResult(new ArrayList<>(), data.maxBytes());
+    FetchResult result =
+        new FetchResult(new ArrayList<>(), Math.min(data.maxBytes(), fetchMaxBytes));
+    Map<String, FetchableTopicResponse> topics = new LinkedHashMap<>();
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-    for (FetchTopic topic : data.topics()) {
-      FetchableTopicResponse topicResponse = new FetchableTopicResponse().setTopic(topic.topic());
-      result.topics().add(topicResponse);
-      for (FetchPartition partition : topic.partitions()) {
-        TopicPartition tp = new TopicPartition(topic.topic(), partition.partition());
-        chain =
-            chain
-                .thenCompose(v -> readOne(tp, partition, replicaId, result, header))
-                .thenAccept(topicResponse.partitions()::add);
-      }
+    for (Map.Entry<TopicPartition, FetchPartition> entry : wanted.entrySet()) {
+      TopicPartition tp = entry.getKey();
+      FetchableTopicResponse topicResponse =
+          topics.computeIfAbsent(
+              tp.topic(),
+              name -> {
+                FetchableTopicResponse created = new FetchableTopicResponse().setTopic(name);
+                result.topics().add(created);
+                return created;
+              });
+      chain =
+          chain
+              .thenCompose(v -> readOne(tp, entry.getValue(), replicaId, result, header))
+              .thenAccept(topicResponse.partitions()::add);
     }
     return chain.thenApply(v -> result);
   }

@@ -2,7 +2,9 @@ package io.tidelog.broker.protocol;
 
 import io.tidelog.broker.replica.ReplicaManager;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
@@ -34,7 +36,8 @@ import org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 
 /**
- * The per-partition offset APIs: ListOffsets (earliest, latest = the high watermark, by timestamp),
+ * The per-partition offset APIs: ListOffsets (earliest, latest = the high watermark, by timestamp;
+ * a partition named more than once is answered once, with INVALID_REQUEST, as Kafka answers),
  * OffsetForLeaderEpoch and DeleteRecords.
  */
 public final class OffsetsHandler {
@@ -47,19 +50,28 @@ public final class OffsetsHandler {
   CompletableFuture<ListOffsetsResponse> listOffsets(
       RequestHeader header, AbstractRequest request) {
     ListOffsetsRequest listOffsets = (ListOffsetsRequest) request;
+    Set<TopicPartition> duplicates = listOffsets.duplicatePartitions();
     ListOffsetsResponseData data = new ListOffsetsResponseData();
     List<CompletableFuture<Void>> lookups = new ArrayList<>();
+    Set<TopicPartition> answered = new HashSet<>();
     for (ListOffsetsTopic topic : listOffsets.data().topics()) {
       ListOffsetsTopicResponse topicResponse = new ListOffsetsTopicResponse().setName(topic.name());
       data.topics().add(topicResponse);
       for (ListOffsetsPartition partition : topic.partitions()) {
+        TopicPartition tp = new TopicPartition(topic.name(), partition.partitionIndex());
+        if (!answered.add(tp)) {
+          continue;
+        }
         ListOffsetsPartitionResponse response =
             new ListOffsetsPartitionResponse()
                 .setPartitionIndex(partition.partitionIndex())
                 .setTimestamp(RecordBatch.NO_TIMESTAMP)
                 .setOffset(-1);
         topicResponse.partitions().add(response);
-        TopicPartition tp = new TopicPartition(topic.name(), partition.partitionIndex());
+        if (duplicates.contains(tp)) {
+          response.setErrorCode(Errors.INVALID_REQUEST.code());
+          continue;
+        }
         lookups.add(
             lookup(tp, partition.timestamp(), response)
                 .exceptionally(

@@ -2,7 +2,9 @@ package io.tidelog.broker.protocol;
 
 import io.tidelog.broker.replica.ReplicaManager;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.internals.Topic;
@@ -22,7 +24,8 @@ import org.apache.kafka.common.requests.RequestHeader;
  * Produce: each partition's batches go to the partition's shard, which validates and appends them
  * on the leader. {@code acks=1} completes once the leader has appended; {@code acks=all} once the
  * high watermark passes the batch, or with REQUEST_TIMED_OUT after the request's timeout; {@code
- * acks=0} gets no response (the dispatcher drops it).
+ * acks=0} gets no response (the dispatcher drops it). Any other {@code acks} is refused with
+ * INVALID_REQUIRED_ACKS for every partition, as Kafka refuses it.
  */
 public final class ProduceHandler {
   private final ReplicaManager replicas;
@@ -35,52 +38,72 @@ public final class ProduceHandler {
 
   CompletableFuture<ProduceResponse> handle(RequestHeader header, AbstractRequest request) {
     ProduceRequest produce = (ProduceRequest) request;
+    boolean validAcks = produce.acks() == -1 || produce.acks() == 0 || produce.acks() == 1;
     List<CompletableFuture<Void>> appends = new ArrayList<>();
-    ProduceResponseData data = new ProduceResponseData();
-    for (TopicProduceData topic : produce.data().topicData()) {
-      TopicProduceResponse topicResponse = new TopicProduceResponse().setName(topic.name());
-      data.responses().add(topicResponse);
-      for (PartitionProduceData partition : topic.partitionData()) {
-        PartitionProduceResponse response =
-            new PartitionProduceResponse().setIndex(partition.index());
-        topicResponse.partitionResponses().add(response);
-        TopicPartition tp = new TopicPartition(topic.name(), partition.index());
-        if (Topic.isInternal(topic.name())) {
-          // Only the group coordinator writes __consumer_offsets, as in Kafka
-          response
-              .setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
-              .setErrorMessage("Cannot append to internal topic " + topic.name());
-          metrics.produceFailed(topic.name());
-          continue;
-        }
-        if (!(partition.records() instanceof MemoryRecords records)) {
-          response.setErrorCode(Errors.CORRUPT_MESSAGE.code());
-          metrics.produceFailed(topic.name());
-          continue;
-        }
-        appends.add(
-            replicas
-                .append(tp, records, produce.acks(), produce.timeout())
-                .handle(
-                    (info, e) -> {
-                      if (e != null) {
-                        metrics.produceFailed(tp.topic());
-                        response
-                            .setErrorCode(ErrorMapping.errorOf(e, header).code())
-                            .setErrorMessage(ErrorMapping.messageOf(e))
-                            .setBaseOffset(-1);
-                      } else {
-                        metrics.produced(tp.topic(), records.sizeInBytes(), info.recordCount());
-                        response
-                            .setErrorCode(Errors.NONE.code())
-                            .setBaseOffset(info.firstOffset())
-                            .setLogAppendTimeMs(info.logAppendTimeMs());
-                      }
-                      return null;
-                    }));
+    Map<String, TopicProduceResponse> topicResponses = new LinkedHashMap<>();
+    for (Map.Entry<TopicPartition, PartitionProduceData> entry : partitions(produce).entrySet()) {
+      TopicPartition tp = entry.getKey();
+      PartitionProduceResponse response = new PartitionProduceResponse().setIndex(tp.partition());
+      topicResponses
+          .computeIfAbsent(tp.topic(), name -> new TopicProduceResponse().setName(name))
+          .partitionResponses()
+          .add(response);
+      if (!validAcks) {
+        response.setErrorCode(Errors.INVALID_REQUIRED_ACKS.code());
+        metrics.produceFailed(tp.topic());
+        continue;
       }
+      if (Topic.isInternal(tp.topic())) {
+        // Only the group coordinator writes __consumer_offsets, as in Kafka
+        response
+            .setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
+            .setErrorMessage("Cannot append to internal topic " + tp.topic());
+        metrics.produceFailed(tp.topic());
+        continue;
+      }
+      if (!(entry.getValue().records() instanceof MemoryRecords records)) {
+        response.setErrorCode(Errors.CORRUPT_MESSAGE.code());
+        metrics.produceFailed(tp.topic());
+        continue;
+      }
+      appends.add(
+          replicas
+              .append(tp, records, produce.acks(), produce.timeout())
+              .handle(
+                  (info, e) -> {
+                    if (e != null) {
+                      metrics.produceFailed(tp.topic());
+                      response
+                          .setErrorCode(ErrorMapping.errorOf(e, header).code())
+                          .setErrorMessage(ErrorMapping.messageOf(e))
+                          .setBaseOffset(-1);
+                    } else {
+                      metrics.produced(tp.topic(), records.sizeInBytes(), info.recordCount());
+                      response
+                          .setErrorCode(Errors.NONE.code())
+                          .setBaseOffset(info.firstOffset())
+                          .setLogAppendTimeMs(info.logAppendTimeMs());
+                    }
+                    return null;
+                  }));
     }
+    ProduceResponseData data = new ProduceResponseData();
+    topicResponses.values().forEach(data.responses()::add);
     return CompletableFuture.allOf(appends.toArray(CompletableFuture[]::new))
         .thenApply(v -> new ProduceResponse(data));
+  }
+
+  /**
+   * The request's partitions, each once: a partition named again replaces its earlier data, as
+   * Kafka keeps the request in a map, so a request that repeats one partition appends once.
+   */
+  private static Map<TopicPartition, PartitionProduceData> partitions(ProduceRequest produce) {
+    Map<TopicPartition, PartitionProduceData> partitions = new LinkedHashMap<>();
+    for (TopicProduceData topic : produce.data().topicData()) {
+      for (PartitionProduceData partition : topic.partitionData()) {
+        partitions.put(new TopicPartition(topic.name(), partition.index()), partition);
+      }
+    }
+    return partitions;
   }
 }

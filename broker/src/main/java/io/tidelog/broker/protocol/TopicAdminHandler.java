@@ -47,6 +47,26 @@ import org.apache.kafka.common.requests.RequestHeader;
  * event loop.
  */
 public final class TopicAdminHandler {
+  /**
+   * The most partitions that one CreateTopics or CreatePartitions request may create, as Kafka's
+   * controller allows ({@code MAX_PARTITIONS_PER_BATCH}); beyond it every topic of the request is
+   * refused with POLICY_VIOLATION before anything is planned or allocated.
+   */
+  static final int MAX_PARTITIONS_PER_REQUEST = 10_000;
+
+  /**
+   * The most metadata records one request may write, as Kafka's controller allows ({@code
+   * MAX_RECORDS_PER_USER_OP}): Kafka counts one record per new topic, one per partition and one per
+   * config override, so one topic can have at most 9,999 partitions. Beyond it every topic of the
+   * request is refused with POLICY_VIOLATION.
+   */
+  static final int MAX_RECORDS_PER_REQUEST = 10_000;
+
+  private static final String EXCESSIVE_PARTITIONS =
+      "Excessively large number of partitions per request.";
+  private static final String EXCESSIVE_BATCH =
+      "Unable to perform excessively large batch operation.";
+
   private final BrokerConfig brokerConfig;
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
@@ -64,9 +84,12 @@ public final class TopicAdminHandler {
    */
   CompletableFuture<CreateTopicsResponse> create(RequestHeader header, AbstractRequest request) {
     CreateTopicsRequest create = (CreateTopicsRequest) request;
-    boolean validateOnly = create.data().validateOnly();
+    if (partitionsAsked(create) > MAX_PARTITIONS_PER_REQUEST) {
+      return CompletableFuture.completedFuture(refuseAll(create, EXCESSIVE_PARTITIONS));
+    }
     Map<String, CompletableFuture<TopicMetadata>> outcomes = new LinkedHashMap<>();
     List<MetadataStore.NewTopic> valid = new ArrayList<>();
+    long records = 0;
     for (CreatableTopic topic : create.data().topics()) {
       Map<String, String> configs = new HashMap<>();
       topic.configs().forEach(c -> configs.put(c.name(), c.value()));
@@ -78,14 +101,20 @@ public final class TopicAdminHandler {
                 topic.replicationFactor(),
                 configs,
                 !topic.assignments().isEmpty());
-        if (validateOnly) {
-          outcomes.put(topic.name(), CompletableFuture.completedFuture(preview(checked)));
-        } else {
-          valid.add(checked);
+        valid.add(checked);
+        if (metadata.topic(checked.name()).isEmpty()) {
+          records += 1 + checked.partitions() + checked.configs().size();
         }
       } catch (RuntimeException e) {
         outcomes.put(topic.name(), CompletableFuture.failedFuture(e));
       }
+    }
+    if (records > MAX_RECORDS_PER_REQUEST) {
+      return CompletableFuture.completedFuture(refuseAll(create, EXCESSIVE_BATCH));
+    }
+    if (create.data().validateOnly()) {
+      valid.forEach(t -> outcomes.put(t.name(), CompletableFuture.completedFuture(preview(t))));
+      valid.clear();
     }
     CompletableFuture<Map<String, CompletableFuture<TopicMetadata>>> created =
         valid.isEmpty()
@@ -109,12 +138,42 @@ public final class TopicAdminHandler {
             });
   }
 
+  private static CreateTopicsResponse refuseAll(CreateTopicsRequest create, String why) {
+    CreateTopicsResponseData refused = new CreateTopicsResponseData();
+    for (CreatableTopic topic : create.data().topics()) {
+      refused
+          .topics()
+          .add(
+              new CreatableTopicResult()
+                  .setName(topic.name())
+                  .setErrorCode(Errors.POLICY_VIOLATION.code())
+                  .setErrorMessage(why));
+    }
+    return new CreateTopicsResponse(refused);
+  }
+
+  /** The partitions a CreateTopics request asks for in all, as Kafka's controller counts them. */
+  private long partitionsAsked(CreateTopicsRequest create) {
+    long total = 0;
+    for (CreatableTopic topic : create.data().topics()) {
+      if (!topic.assignments().isEmpty()) {
+        total += topic.assignments().size();
+      } else if (topic.numPartitions() == -1) {
+        total += brokerConfig.numPartitions();
+      } else {
+        total += Math.max(0, topic.numPartitions());
+      }
+    }
+    return total;
+  }
+
   private static CreatableTopicResult result(
       String name, CompletableFuture<TopicMetadata> outcome, RequestHeader header) {
     CreatableTopicResult result = new CreatableTopicResult().setName(name);
     try {
       TopicMetadata created = outcome.join();
       return result
+          .setErrorMessage(null)
           .setTopicId(created.topicId())
           .setNumPartitions(created.partitions())
           .setReplicationFactor((short) created.replicas(0).size());
@@ -196,6 +255,19 @@ public final class TopicAdminHandler {
   CompletableFuture<CreatePartitionsResponse> createPartitions(
       RequestHeader header, AbstractRequest request) {
     CreatePartitionsRequestData data = ((CreatePartitionsRequest) request).data();
+    if (partitionsAdded(data) > MAX_PARTITIONS_PER_REQUEST) {
+      CreatePartitionsResponseData refused = new CreatePartitionsResponseData();
+      for (CreatePartitionsTopic topic : data.topics()) {
+        refused
+            .results()
+            .add(
+                new CreatePartitionsTopicResult()
+                    .setName(topic.name())
+                    .setErrorCode(Errors.POLICY_VIOLATION.code())
+                    .setErrorMessage(EXCESSIVE_PARTITIONS));
+      }
+      return CompletableFuture.completedFuture(new CreatePartitionsResponse(refused));
+    }
     List<CompletableFuture<CreatePartitionsTopicResult>> results = new ArrayList<>();
     for (CreatePartitionsTopic topic : data.topics()) {
       CompletableFuture<TopicMetadata> grown =
@@ -226,6 +298,18 @@ public final class TopicAdminHandler {
               results.forEach(r -> response.results().add(r.join()));
               return new CreatePartitionsResponse(response);
             });
+  }
+
+  /** The partitions a CreatePartitions request adds in all, to the topics that exist. */
+  private long partitionsAdded(CreatePartitionsRequestData data) {
+    long total = 0;
+    for (CreatePartitionsTopic topic : data.topics()) {
+      TopicMetadata current = metadata.topic(topic.name()).orElse(null);
+      if (current != null) {
+        total += Math.max(0, topic.count() - current.partitions());
+      }
+    }
+    return total;
   }
 
   private TopicMetadata grow(

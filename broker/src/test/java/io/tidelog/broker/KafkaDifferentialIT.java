@@ -1,0 +1,367 @@
+package io.tidelog.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
+import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopicCollection;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchRequestData.FetchPartition;
+import org.apache.kafka.common.message.FetchRequestData.FetchTopic;
+import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
+import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
+import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
+import org.apache.kafka.common.message.ProduceRequestData.TopicProduceDataCollection;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.SimpleRecord;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.CreatePartitionsRequest;
+import org.apache.kafka.common.requests.CreatePartitionsResponse;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The same requests, sent as raw frames to Apache Kafka 4.1 and to Tidelog, must get the same
+ * answers: the per-request bounds and the handling of repeated partitions that a hostile or buggy
+ * client meets (issue 17). Each case compares what a client can see: error codes and messages per
+ * topic or partition, how many entries come back, and the offsets that result.
+ */
+class KafkaDifferentialIT {
+  @TempDir static Path kafkaDir;
+  @TempDir static Path tidelogDir;
+  static ApacheKafka kafka;
+  static TestBroker tidelog;
+
+  @BeforeAll
+  static void start() throws Exception {
+    kafka = ApacheKafka.start(kafkaDir);
+    tidelog = TestBroker.start(tidelogDir, Map.of());
+    for (int port : ports()) {
+      try (Admin admin =
+          Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port))) {
+        admin
+            .createTopics(
+                List.of(new NewTopic("grow", 1, (short) 1), new NewTopic("dup", 1, (short) 1)))
+            .all()
+            .get();
+      }
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .ignoreExceptions()
+          .until(() -> latestOffset(port, new TopicPartition("dup", 0)) == 0);
+    }
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    try (ApacheKafka k = kafka;
+        TestBroker t = tidelog) {
+      // both closed
+    }
+  }
+
+  private static List<Integer> ports() {
+    return List.of(kafka.port, tidelog.port);
+  }
+
+  /** Sends {@code request} to Kafka and to Tidelog and returns both views, Kafka's first. */
+  private static <R extends AbstractResponse, V> List<V> both(
+      AbstractRequest request, Function<R, V> view) throws Exception {
+    List<V> views = new ArrayList<>();
+    for (int port : ports()) {
+      try (RawKafkaClient client = new RawKafkaClient(port, 60_000)) {
+        @SuppressWarnings("unchecked")
+        R response = (R) client.send(request);
+        views.add(view.apply(response));
+      }
+    }
+    return views;
+  }
+
+  private static <V> void assertSame(List<V> views) {
+    assertThat(views.get(1)).as("Tidelog's answer, against Apache Kafka's").isEqualTo(views.get(0));
+  }
+
+  private static CreateTopicsRequest createTopics(boolean validateOnly, CreatableTopic... topics) {
+    CreatableTopicCollection collection = new CreatableTopicCollection();
+    for (CreatableTopic topic : topics) {
+      collection.add(topic);
+    }
+    return new CreateTopicsRequest.Builder(
+            new CreateTopicsRequestData()
+                .setTopics(collection)
+                .setTimeoutMs(30_000)
+                .setValidateOnly(validateOnly))
+        .build((short) 7);
+  }
+
+  private static CreatableTopic topic(String name, int partitions) {
+    return new CreatableTopic()
+        .setName(name)
+        .setNumPartitions(partitions)
+        .setReplicationFactor((short) 1);
+  }
+
+  private static List<String> topicResults(CreateTopicsResponse response) {
+    return response.data().topics().stream()
+        .map(t -> t.name() + " " + Errors.forCode(t.errorCode()) + " " + t.errorMessage())
+        .sorted()
+        .toList();
+  }
+
+  @Test
+  void moreThanTenThousandPartitionsInOneCreateTopicsAreRefusedForEveryTopic() throws Exception {
+    List<List<String>> views =
+        both(
+            createTopics(false, topic("cap-a", 5_000), topic("cap-b", 5_001)),
+            KafkaDifferentialIT::topicResults);
+    assertSame(views);
+    assertThat(views.get(1)).allMatch(line -> line.contains("POLICY_VIOLATION"));
+  }
+
+  @Test
+  void aTopicOfIntegerMaxValuePartitionsIsRefusedAtOnce() throws Exception {
+    List<List<String>> views =
+        both(
+            createTopics(false, topic("huge", Integer.MAX_VALUE)),
+            KafkaDifferentialIT::topicResults);
+    assertSame(views);
+    assertThat(views.get(1)).singleElement().asString().contains("POLICY_VIOLATION");
+  }
+
+  @Test
+  void oneTopicMayHave9999PartitionsForItsRecordTakesTheTenThousandth() throws Exception {
+    List<List<String>> allowed =
+        both(createTopics(true, topic("at-cap", 9_999)), KafkaDifferentialIT::topicResults);
+    assertSame(allowed);
+    assertThat(allowed.get(1)).containsExactly("at-cap NONE null");
+
+    List<List<String>> refused =
+        both(createTopics(true, topic("at-cap", 10_000)), KafkaDifferentialIT::topicResults);
+    assertSame(refused);
+    assertThat(refused.get(1))
+        .containsExactly(
+            "at-cap POLICY_VIOLATION Unable to perform excessively large batch operation.");
+  }
+
+  /**
+   * Where Tidelog differs, on purpose: Apache Kafka 4.1 answers a CreatePartitions of more than
+   * 10,000 new partitions with UNKNOWN_SERVER_ERROR, and yet adds the first 10,000 of them (its
+   * bounded list of records overflows inside a per-topic catch). Tidelog refuses the request with
+   * POLICY_VIOLATION, as it refuses an oversized CreateTopics, and adds nothing.
+   */
+  @Test
+  void growingATopicByMoreThanTenThousandPartitionsIsRefusedAndAddsNothing() throws Exception {
+    CreatePartitionsTopicCollection topics = new CreatePartitionsTopicCollection();
+    topics.add(new CreatePartitionsTopic().setName("grow").setCount(10_002).setAssignments(null));
+    List<String> views =
+        both(
+            new CreatePartitionsRequest.Builder(
+                    new CreatePartitionsRequestData().setTopics(topics).setTimeoutMs(30_000))
+                .build((short) 3),
+            (CreatePartitionsResponse r) -> {
+              var result = r.data().results().get(0);
+              return result.name()
+                  + " "
+                  + Errors.forCode(result.errorCode())
+                  + " "
+                  + result.errorMessage();
+            });
+    assertThat(views.get(0)).isEqualTo("grow UNKNOWN_SERVER_ERROR null");
+    assertThat(views.get(1))
+        .isEqualTo("grow POLICY_VIOLATION Excessively large number of partitions per request.");
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, tidelog.bootstrap()))) {
+      assertThat(
+              admin.describeTopics(List.of("grow")).allTopicNames().get().get("grow").partitions())
+          .hasSize(1);
+    }
+  }
+
+  private static ProduceRequest produce(short acks, TopicPartition tp, String... values) {
+    List<PartitionProduceData> partitions = new ArrayList<>();
+    for (String value : values) {
+      partitions.add(
+          new PartitionProduceData()
+              .setIndex(tp.partition())
+              .setRecords(
+                  MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(value.getBytes()))));
+    }
+    TopicProduceDataCollection topics = new TopicProduceDataCollection();
+    topics.add(new TopicProduceData().setName(tp.topic()).setPartitionData(partitions));
+    return new ProduceRequest(
+        new ProduceRequestData().setAcks(acks).setTimeoutMs(30_000).setTopicData(topics),
+        (short) 9);
+  }
+
+  private static List<String> partitionResults(ProduceResponse response) {
+    List<String> results = new ArrayList<>();
+    response
+        .data()
+        .responses()
+        .forEach(
+            t ->
+                t.partitionResponses()
+                    .forEach(
+                        p ->
+                            results.add(
+                                t.name() + "-" + p.index() + " " + Errors.forCode(p.errorCode()))));
+    return results;
+  }
+
+  @Test
+  void acksOtherThanMinusOneZeroOrOneAreRefused() throws Exception {
+    List<List<String>> views =
+        both(
+            produce((short) 2, new TopicPartition("grow", 0), "a"),
+            KafkaDifferentialIT::partitionResults);
+    assertSame(views);
+    assertThat(views.get(1)).containsExactly("grow-0 INVALID_REQUIRED_ACKS");
+  }
+
+  @Test
+  void repeatedPartitionsAreAnsweredOnceInProduceAndFetchAndRefusedInListOffsets()
+      throws Exception {
+    TopicPartition tp = new TopicPartition("dup", 0);
+    long before = latestOffset(kafka.port, tp);
+    assertThat(latestOffset(tidelog.port, tp)).isEqualTo(before);
+
+    // Produce: one answer for the partition named three times, and what it appended
+    List<List<String>> produced =
+        both(produce((short) -1, tp, "a", "b", "c"), KafkaDifferentialIT::partitionResults);
+    assertSame(produced);
+    assertThat(produced.get(1)).containsExactly("dup-0 NONE");
+    List<Long> ends = new ArrayList<>();
+    for (int port : ports()) {
+      ends.add(latestOffset(port, tp) - before);
+    }
+    assertSame(ends);
+
+    // Fetch: the partition named three times comes back once
+    FetchTopic fetchTopic = new FetchTopic().setTopic("dup");
+    for (int i = 0; i < 3; i++) {
+      fetchTopic
+          .partitions()
+          .add(
+              new FetchPartition()
+                  .setPartition(0)
+                  .setFetchOffset(0)
+                  .setPartitionMaxBytes(1 << 20)
+                  .setLogStartOffset(-1)
+                  .setCurrentLeaderEpoch(-1)
+                  .setLastFetchedEpoch(-1));
+    }
+    List<List<String>> fetched =
+        both(
+            new FetchRequest(
+                new FetchRequestData()
+                    .setReplicaId(-1)
+                    .setMaxWaitMs(0)
+                    .setMinBytes(0)
+                    .setMaxBytes(1 << 20)
+                    .setIsolationLevel(IsolationLevel.READ_UNCOMMITTED.id())
+                    .setSessionId(0)
+                    .setSessionEpoch(-1)
+                    .setTopics(List.of(fetchTopic)),
+                (short) 12),
+            (FetchResponse r) ->
+                r.data().responses().stream()
+                    .flatMap(
+                        t ->
+                            t.partitions().stream()
+                                .map(
+                                    p ->
+                                        t.topic()
+                                            + "-"
+                                            + p.partitionIndex()
+                                            + " "
+                                            + Errors.forCode(p.errorCode())))
+                    .toList());
+    assertSame(fetched);
+    assertThat(fetched.get(1)).containsExactly("dup-0 NONE");
+
+    // ListOffsets: a repeated partition is answered once, refused
+    ListOffsetsPartition latest =
+        new ListOffsetsPartition()
+            .setPartitionIndex(0)
+            .setTimestamp(ListOffsetsRequest.LATEST_TIMESTAMP);
+    List<List<String>> listed =
+        both(
+            ListOffsetsRequest.Builder.forConsumer(false, IsolationLevel.READ_UNCOMMITTED)
+                .setTargetTimes(
+                    List.of(
+                        new ListOffsetsTopic()
+                            .setName("dup")
+                            .setPartitions(List.of(latest, latest.duplicate()))))
+                .build((short) 7),
+            (ListOffsetsResponse r) ->
+                r.data().topics().stream()
+                    .flatMap(
+                        t ->
+                            t.partitions().stream()
+                                .map(
+                                    p ->
+                                        t.name()
+                                            + "-"
+                                            + p.partitionIndex()
+                                            + " "
+                                            + Errors.forCode(p.errorCode())))
+                    .toList());
+    assertSame(listed);
+    assertThat(listed.get(1)).containsExactly("dup-0 INVALID_REQUEST");
+  }
+
+  private static long latestOffset(int port, TopicPartition tp) throws Exception {
+    try (RawKafkaClient client = new RawKafkaClient(port)) {
+      ListOffsetsResponse response =
+          (ListOffsetsResponse)
+              client.send(
+                  ListOffsetsRequest.Builder.forConsumer(false, IsolationLevel.READ_UNCOMMITTED)
+                      .setTargetTimes(
+                          List.of(
+                              new ListOffsetsTopic()
+                                  .setName(tp.topic())
+                                  .setPartitions(
+                                      List.of(
+                                          new ListOffsetsPartition()
+                                              .setPartitionIndex(tp.partition())
+                                              .setTimestamp(ListOffsetsRequest.LATEST_TIMESTAMP)))))
+                      .build((short) 7));
+      var partition = response.data().topics().get(0).partitions().get(0);
+      if (partition.errorCode() != Errors.NONE.code()) {
+        throw new IllegalStateException(tp + ": " + Errors.forCode(partition.errorCode()));
+      }
+      return partition.offset();
+    }
+  }
+}
