@@ -10,6 +10,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The cluster's metadata as of one etcd revision: live brokers, topics, partition states and the
@@ -27,6 +29,7 @@ public record ClusterImage(
   static final String TOPICS = "topics/";
   static final String PARTITIONS = "partitions/";
   static final String CONTROLLER = "controller";
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterImage.class);
 
   public static final ClusterImage EMPTY =
       new ClusterImage(0, Map.of(), Map.of(), Map.of(), Map.of());
@@ -92,8 +95,29 @@ public record ClusterImage(
     /**
      * Applies one key under the cluster prefix: its new value, or null when deleted. Keys of other
      * shapes (such as {@code producer-ids/next}) are not part of the image.
+     *
+     * <p>A value that cannot be read (written by hand, or by another version) is logged with its
+     * key and skipped, never a reason to stop: a partition's state is dropped, so the partition is
+     * reported offline until a good state is written; a broker, topic or candidate keeps what the
+     * image had, so that a bad write never makes a topic look deleted and its logs go.
      */
     Builder apply(String key, String value, long createRevision, long modRevision) {
+      try {
+        applyOrThrow(key, value, createRevision, modRevision);
+      } catch (RuntimeException e) {
+        LOG.warn(
+            "Skipping the malformed metadata key {} (revision {}): {}",
+            key,
+            modRevision,
+            e.toString());
+        if (key.startsWith(PARTITIONS)) {
+          partitionOf(key).ifPresent(partitions::remove);
+        }
+      }
+      return this;
+    }
+
+    private void applyOrThrow(String key, String value, long createRevision, long modRevision) {
       if (key.startsWith(BROKERS)) {
         int id = Integer.parseInt(key.substring(BROKERS.length()));
         put(brokers, id, value == null ? null : BrokerInfo.fromJson(new JsonObject(value)));
@@ -106,11 +130,9 @@ public record ClusterImage(
                 ? null
                 : TopicMetadata.fromJson(name, new JsonObject(value), modRevision));
       } else if (key.startsWith(PARTITIONS)) {
-        String rest = key.substring(PARTITIONS.length());
-        int slash = rest.lastIndexOf('/');
         TopicPartition tp =
-            new TopicPartition(
-                rest.substring(0, slash), Integer.parseInt(rest.substring(slash + 1)));
+            partitionOf(key)
+                .orElseThrow(() -> new IllegalArgumentException("not <topic>/<partition>"));
         put(
             partitions,
             tp,
@@ -121,7 +143,21 @@ public record ClusterImage(
             key,
             value == null ? null : new Candidate(createRevision, Integer.parseInt(value)));
       }
-      return this;
+    }
+
+    /** The partition of a {@code partitions/<topic>/<partition>} key, if it has that shape. */
+    private static Optional<TopicPartition> partitionOf(String key) {
+      String rest = key.substring(PARTITIONS.length());
+      int slash = rest.lastIndexOf('/');
+      try {
+        return slash <= 0
+            ? Optional.empty()
+            : Optional.of(
+                new TopicPartition(
+                    rest.substring(0, slash), Integer.parseInt(rest.substring(slash + 1))));
+      } catch (NumberFormatException e) {
+        return Optional.empty();
+      }
     }
 
     private static <K, V> void put(Map<K, V> map, K key, V value) {

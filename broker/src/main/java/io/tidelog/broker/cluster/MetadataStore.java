@@ -13,6 +13,7 @@ import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.OptionsUtil;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
@@ -62,6 +63,10 @@ public final class MetadataStore implements AutoCloseable {
   static final int DEFAULT_MAX_TXN_OPS = 128;
 
   private static final long RELOAD_BACKOFF_MS = 1_000;
+
+  /** Keys per page when the metadata is read whole: at 1 KB a value, a page is about 1 MB. */
+  static final int DEFAULT_PAGE_KEYS = 1_000;
+
   private static final int MAX_CAS_ATTEMPTS = 5;
   private static final String PRODUCER_IDS = "producer-ids/next";
   private static final Logger LOG = LoggerFactory.getLogger(MetadataStore.class);
@@ -79,10 +84,12 @@ public final class MetadataStore implements AutoCloseable {
 
   private Watch.Watcher watcher;
   private volatile boolean closed;
+  private final int pageKeys;
 
-  private MetadataStore(Client client, String prefix) {
+  private MetadataStore(Client client, String prefix, int pageKeys) {
     this.client = client;
     this.prefix = prefix;
+    this.pageKeys = pageKeys;
     this.events = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-etcd"));
   }
 
@@ -92,13 +99,24 @@ public final class MetadataStore implements AutoCloseable {
    * @throws TimeoutException naming the endpoints when etcd does not answer
    */
   public static MetadataStore connect(List<String> endpoints, String clusterId) {
+    return connect(endpoints, clusterId, DEFAULT_PAGE_KEYS);
+  }
+
+  /** As {@link #connect(List, String)}, reading the metadata in pages of {@code pageKeys} keys. */
+  static MetadataStore connect(List<String> endpoints, String clusterId, int pageKeys) {
     Client client = Client.builder().endpoints(endpoints.toArray(String[]::new)).build();
-    MetadataStore store = new MetadataStore(client, "/tidelog/" + clusterId + "/");
+    MetadataStore store = new MetadataStore(client, "/tidelog/" + clusterId + "/", pageKeys);
     try {
-      store.events.submit(store::reload).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
+      // No overall deadline: every page read has its own, and a large cluster takes many pages
+      store.events.submit(store::load).get();
+    } catch (ExecutionException e) {
       store.close();
-      throw new TimeoutException("Cannot read cluster metadata from etcd at " + endpoints, e);
+      throw new TimeoutException(
+          "Cannot read cluster metadata from etcd at " + endpoints + ": " + e.getCause(), e);
+    } catch (InterruptedException e) {
+      store.close();
+      Thread.currentThread().interrupt();
+      throw new KafkaException("Interrupted while reading the cluster metadata", e);
     }
     return store;
   }
@@ -478,8 +496,21 @@ public final class MetadataStore implements AutoCloseable {
     return true;
   }
 
-  /** Reads the whole prefix and watches from the revision after it; runs on the event thread. */
+  /**
+   * Reads the whole prefix, in pages at one revision, and watches from the revision after it; runs
+   * on the event thread. A failed read is retried after {@link #RELOAD_BACKOFF_MS}.
+   */
   private void reload() {
+    try {
+      load();
+    } catch (RuntimeException e) {
+      LOG.warn("Reading cluster metadata from etcd failed, retrying: {}", e.getMessage());
+      events.schedule(this::reload, RELOAD_BACKOFF_MS, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** Reads the whole prefix and watches from the revision after it, or throws. */
+  private void load() {
     if (closed) {
       return;
     }
@@ -487,31 +518,68 @@ public final class MetadataStore implements AutoCloseable {
       watcher.close();
       watcher = null;
     }
-    GetResponse all;
-    try {
-      all = get(client.getKVClient().get(key(""), GetOption.builder().isPrefix(true).build()));
-    } catch (RuntimeException e) {
-      LOG.warn("Reading cluster metadata from etcd failed, retrying: {}", e.getMessage());
-      events.schedule(this::reload, RELOAD_BACKOFF_MS, TimeUnit.MILLISECONDS);
-      return;
-    }
-    ClusterImage.Builder builder = ClusterImage.EMPTY.toBuilder();
-    for (KeyValue kv : all.getKvs()) {
-      builder.apply(
-          relative(kv), kv.getValue().toString(UTF_8), kv.getCreateRevision(), kv.getModRevision());
-    }
-    long revision = all.getHeader().getRevision();
-    publish(builder.revision(revision).build());
+    ClusterImage read = readAll();
+    publish(read);
     watcher =
         client
             .getWatchClient()
             .watch(
                 key(""),
-                WatchOption.builder().isPrefix(true).withRevision(revision + 1).build(),
+                WatchOption.builder().isPrefix(true).withRevision(read.revision() + 1).build(),
                 Watch.listener(
                     response -> onEventThread(() -> onWatch(response)),
                     error -> onEventThread(() -> onWatchLost(error)),
                     () -> onEventThread(() -> onWatchLost(null))));
+  }
+
+  /**
+   * The image of every key under the prefix as of one revision, read in pages of at most {@link
+   * #pageKeys} keys so that no answer nears gRPC's 4 MiB limit on a message, however large the
+   * cluster; a page that still exceeds it is read again in halves.
+   */
+  private ClusterImage readAll() {
+    ByteSequence end = OptionsUtil.prefixEndOf(key(""));
+    ByteSequence from = key("");
+    long revision = 0;
+    int limit = pageKeys;
+    ClusterImage.Builder builder = ClusterImage.EMPTY.toBuilder();
+    while (true) {
+      GetResponse page;
+      try {
+        page =
+            get(
+                client
+                    .getKVClient()
+                    .get(
+                        from,
+                        GetOption.builder()
+                            .withRange(end)
+                            .withLimit(limit)
+                            .withRevision(revision)
+                            .build()));
+      } catch (KafkaException e) {
+        if (limit > 1 && String.valueOf(e.getCause()).contains("RESOURCE_EXHAUSTED")) {
+          limit /= 2;
+          continue;
+        }
+        throw e;
+      }
+      if (revision == 0) {
+        revision = page.getHeader().getRevision();
+      }
+      for (KeyValue kv : page.getKvs()) {
+        builder.apply(
+            relative(kv),
+            kv.getValue().toString(UTF_8),
+            kv.getCreateRevision(),
+            kv.getModRevision());
+      }
+      if (!page.isMore() || page.getKvs().isEmpty()) {
+        return builder.revision(revision).build();
+      }
+      ByteSequence last = page.getKvs().get(page.getKvs().size() - 1).getKey();
+      from = last.concat(ByteSequence.from(new byte[] {0}));
+    }
   }
 
   private void onEventThread(Runnable task) {
@@ -525,6 +593,16 @@ public final class MetadataStore implements AutoCloseable {
   }
 
   private void onWatch(WatchResponse response) {
+    try {
+      applyWatched(response);
+    } catch (RuntimeException e) { // never lost: the image is read again rather than left stale
+      LOG.error("Applying a metadata watch event failed; re-reading the cluster metadata", e);
+      watchResyncs.incrementAndGet();
+      reload();
+    }
+  }
+
+  private void applyWatched(WatchResponse response) {
     ClusterImage.Builder builder = image.toBuilder();
     for (WatchEvent event : response.getEvents()) {
       KeyValue kv = event.getKeyValue();
@@ -547,7 +625,9 @@ public final class MetadataStore implements AutoCloseable {
     if (closed) {
       return;
     }
-    LOG.warn("The etcd watch ended ({}); re-reading the cluster metadata", error.toString());
+    LOG.warn(
+        "The etcd watch ended ({}); re-reading the cluster metadata",
+        error == null ? "completed" : error.toString());
     watchResyncs.incrementAndGet();
     reload();
   }
