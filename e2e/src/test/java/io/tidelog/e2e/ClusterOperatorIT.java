@@ -324,7 +324,12 @@ class ClusterOperatorIT {
     await()
         .atMost(WITHIN)
         .until(() -> !revision(statefulSet("grow-broker")).equals(revision(before)));
-    assertThat(Conditions.find(get("grow").getStatus().conditions, Conditions.PAUSED)).isEmpty();
+    await() // the status follows the StatefulSet's write
+        .atMost(WITHIN)
+        .untilAsserted(
+            () ->
+                assertThat(Conditions.find(get("grow").getStatus().conditions, Conditions.PAUSED))
+                    .isEmpty());
   }
 
   @Test
@@ -403,7 +408,7 @@ class ClusterOperatorIT {
   }
 
   private static void edit(String name, UnaryOperator<Cluster> change) {
-    client.resources(Cluster.class).inNamespace(NS).withName(name).edit(change);
+    Resources.edit(client.resources(Cluster.class).inNamespace(NS).withName(name), change);
   }
 
   private static Cluster awaitReason(String name, String reason) {

@@ -175,7 +175,7 @@ class ClusterRollIT {
   }
 
   private static void edit(KubernetesClient client, UnaryOperator<Cluster> change) {
-    client.resources(Cluster.class).inNamespace(NS).withName("dev").edit(change);
+    Resources.edit(client.resources(Cluster.class).inNamespace(NS).withName("dev"), change);
   }
 
   private static long underReplicated(Admin admin) throws Exception {

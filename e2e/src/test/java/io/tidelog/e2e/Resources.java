@@ -1,12 +1,37 @@
 package io.tidelog.e2e;
 
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.Topic;
+import java.net.HttpURLConnection;
+import java.time.Duration;
+import java.util.function.UnaryOperator;
 
 /** Custom resources written the way users write them: YAML. */
 final class Resources {
+  private static final Duration EDIT_WITHIN = Duration.ofSeconds(30);
+
   private Resources() {}
+
+  /**
+   * Changes a resource as {@code kubectl edit} does: reads it, changes it and patches it; when
+   * another write came in between (the operator's status, say) and the API server answers 409
+   * Conflict, reads it again and retries, for at most 30 s.
+   */
+  static <T extends HasMetadata> T edit(Resource<T> resource, UnaryOperator<T> change) {
+    return await()
+        .atMost(EDIT_WITHIN)
+        .ignoreExceptionsMatching(
+            e ->
+                e instanceof KubernetesClientException k
+                    && k.getCode() == HttpURLConnection.HTTP_CONFLICT)
+        .until(() -> resource.edit(change), edited -> true);
+  }
 
   /** A Cluster whose spec is {@code spec}, YAML lines without indentation. */
   static Cluster cluster(String namespace, String name, String spec) {

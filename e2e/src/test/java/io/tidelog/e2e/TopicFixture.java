@@ -42,9 +42,10 @@ record TopicFixture(KubernetesClient client, Admin admin, String namespace) {
         });
   }
 
-  /** Changes a Topic by patch, so that the operator's concurrent writes cause no conflict. */
+  /** Changes a Topic, retrying past conflicts with the operator's concurrent writes. */
   Topic edit(String name, java.util.function.UnaryOperator<Topic> change) {
-    return client.resources(Topic.class).inNamespace(namespace).withName(name).edit(change);
+    return Resources.edit(
+        client.resources(Topic.class).inNamespace(namespace).withName(name), change);
   }
 
   Topic get(String name) {

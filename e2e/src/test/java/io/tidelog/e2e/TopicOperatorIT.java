@@ -234,7 +234,8 @@ class TopicOperatorIT {
     // when the Cluster allows namespace "apps", the Topic becomes Ready without being touched.
     var dev =
         client.resources(io.tidelog.operator.api.Cluster.class).inNamespace(NS).withName("dev");
-    dev.edit(
+    Resources.edit(
+        dev,
         c -> {
           c.getSpec().topicNamespaces = List.of("apps");
           return c;
