@@ -20,16 +20,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -54,8 +51,6 @@ import org.slf4j.LoggerFactory;
  * each follower fetch, and write changes to etcd as compare-and-swaps.
  */
 public final class ReplicaManager implements AutoCloseable {
-  private static final int SHARD_QUEUE_CAPACITY = 10_000;
-
   /** Bound on the acks=all produces waiting on one partition (connections bound them too). */
   private static final int MAX_PENDING_ACKS = 10_000;
 
@@ -66,7 +61,7 @@ public final class ReplicaManager implements AutoCloseable {
   private final MetadataStore metadata;
   private final Map<String, String> topicDefaults;
   private final long replicaLagTimeMaxMs;
-  private final ExecutorService[] shards;
+  private final Shard[] shards;
   private final Executor metadataExecutor;
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-replica-timer"));
@@ -93,17 +88,9 @@ public final class ReplicaManager implements AutoCloseable {
     this.topicDefaults = topicDefaults;
     this.replicaLagTimeMaxMs = replicaLagTimeMaxMs;
     this.metadataExecutor = metadataExecutor;
-    this.shards = new ExecutorService[shardCount];
+    this.shards = new Shard[shardCount];
     for (int i = 0; i < shardCount; i++) {
-      String name = "tidelog-shard-" + i;
-      shards[i] =
-          new ThreadPoolExecutor(
-              1,
-              1,
-              0,
-              TimeUnit.MILLISECONDS,
-              new ArrayBlockingQueue<>(SHARD_QUEUE_CAPACITY),
-              runnable -> new Thread(runnable, name));
+      shards[i] = new Shard("tidelog-shard-" + i);
     }
   }
 
@@ -287,7 +274,7 @@ public final class ReplicaManager implements AutoCloseable {
    */
   public CompletableFuture<LogAppendInfo> append(
       TopicPartition tp, MemoryRecords records, short acks, int timeoutMs) {
-    return onPartition(
+    return forClient(
             tp,
             p -> {
               Partition.PendingAck ack = p.appendAsLeader(records, acks, MAX_PENDING_ACKS);
@@ -304,7 +291,7 @@ public final class ReplicaManager implements AutoCloseable {
   /** A consumer's read from {@code offset}: only what lies below the high watermark. */
   public CompletableFuture<PartitionRead> read(
       TopicPartition tp, long offset, int maxBytes, int currentLeaderEpoch) {
-    return onPartition(
+    return forClient(
         tp,
         p -> {
           p.checkLeader(currentLeaderEpoch);
@@ -482,9 +469,10 @@ public final class ReplicaManager implements AutoCloseable {
 
   /** Moves the log start offset up to {@code offset} (-1: the high watermark); returns it. */
   public CompletableFuture<Long> deleteRecordsBefore(TopicPartition tp, long offset) {
-    return onLeader(
+    return forClient(
         tp,
         p -> {
+          p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
           long to = offset < 0 ? p.highWatermark() : offset;
           if (to > p.highWatermark()) {
             throw new OffsetOutOfRangeException(
@@ -496,7 +484,7 @@ public final class ReplicaManager implements AutoCloseable {
 
   public CompletableFuture<EpochEndOffset> endOffsetForEpoch(
       TopicPartition tp, int epoch, int currentLeaderEpoch) {
-    return onPartition(
+    return forClient(
         tp,
         p -> {
           p.checkLeader(currentLeaderEpoch);
@@ -505,16 +493,31 @@ public final class ReplicaManager implements AutoCloseable {
   }
 
   public CompletableFuture<PartitionOffsets> offsets(TopicPartition tp) {
-    return onLeader(tp, p -> new PartitionOffsets(p.log.logStartOffset(), p.highWatermark()));
+    return forClient(
+        tp,
+        p -> {
+          p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+          return new PartitionOffsets(p.log.logStartOffset(), p.highWatermark());
+        });
   }
 
   public CompletableFuture<Optional<TimestampAndOffset>> offsetForTimestamp(
       TopicPartition tp, long timestamp) {
-    return onLeader(tp, p -> p.log.offsetForTimestamp(timestamp));
+    return forClient(
+        tp,
+        p -> {
+          p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+          return p.log.offsetForTimestamp(timestamp);
+        });
   }
 
   public CompletableFuture<Optional<TimestampAndOffset>> maxTimestampRecord(TopicPartition tp) {
-    return onLeader(tp, p -> p.log.maxTimestampRecord());
+    return forClient(
+        tp,
+        p -> {
+          p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+          return p.log.maxTimestampRecord();
+        });
   }
 
   /**
@@ -578,7 +581,7 @@ public final class ReplicaManager implements AutoCloseable {
           if (!cleaning.add(tp)) {
             return;
           }
-          ExecutorService shard = shard(tp);
+          Shard shard = shard(tp);
           CompletableFuture<Void> pass;
           try {
             pass =
@@ -622,7 +625,18 @@ public final class ReplicaManager implements AutoCloseable {
         });
   }
 
+  /** Runs the broker's own {@code work} on the partition, ahead of client work. */
   private <T> CompletableFuture<T> onPartition(TopicPartition tp, Function<Partition, T> work) {
+    return onPartition(tp, work, shard(tp));
+  }
+
+  /** Runs a client's {@code work} on the partition, behind the broker's own. */
+  private <T> CompletableFuture<T> forClient(TopicPartition tp, Function<Partition, T> work) {
+    return onPartition(tp, work, shard(tp).client());
+  }
+
+  private <T> CompletableFuture<T> onPartition(
+      TopicPartition tp, Function<Partition, T> work, Executor executor) {
     return CompletableFuture.supplyAsync(
         () -> {
           Partition partition = partitions.get(tp);
@@ -631,7 +645,7 @@ public final class ReplicaManager implements AutoCloseable {
           }
           return work.apply(partition);
         },
-        shard(tp));
+        executor);
   }
 
   private RuntimeException notHosted(TopicPartition tp) {
@@ -645,17 +659,17 @@ public final class ReplicaManager implements AutoCloseable {
         : new UnknownTopicOrPartitionException("Unknown partition " + tp);
   }
 
-  private ExecutorService shard(TopicPartition tp) {
+  private Shard shard(TopicPartition tp) {
     return shards[Math.floorMod(tp.hashCode(), shards.length)];
   }
 
   @Override
   public void close() throws InterruptedException {
     timer.shutdownNow();
-    for (ExecutorService shard : shards) {
+    for (Shard shard : shards) {
       shard.shutdown();
     }
-    for (ExecutorService shard : shards) {
+    for (Shard shard : shards) {
       shard.awaitTermination(30, TimeUnit.SECONDS);
     }
   }
