@@ -245,7 +245,7 @@ public final class BrokerRegistration implements AutoCloseable {
     try {
       LeaseTimeToLiveResponse ttl =
           MetadataStore.get(store.client().getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT));
-      if (ttl.getTTL() > 0) {
+      if (ttl.getTTL() >= 0) { // whole seconds left: 0 is under a second, -1 is gone
         keepAlive.close();
         keepAlive = store.client().getLeaseClient().keepAlive(lease, new KeepAliveObserver(lease));
         return;

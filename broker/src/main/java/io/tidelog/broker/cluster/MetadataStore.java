@@ -83,6 +83,10 @@ public final class MetadataStore implements AutoCloseable {
   private volatile long publishedRevision;
 
   private Watch.Watcher watcher;
+
+  /** Counts the watches made; only the last one's reports count. Event thread only. */
+  private long watchGeneration;
+
   private volatile boolean closed;
   private final int pageKeys;
 
@@ -514,6 +518,7 @@ public final class MetadataStore implements AutoCloseable {
     if (closed) {
       return;
     }
+    long generation = ++watchGeneration; // what the watch being replaced says is not heard
     if (watcher != null) {
       watcher.close();
       watcher = null;
@@ -527,9 +532,23 @@ public final class MetadataStore implements AutoCloseable {
                 key(""),
                 WatchOption.builder().isPrefix(true).withRevision(read.revision() + 1).build(),
                 Watch.listener(
-                    response -> onEventThread(() -> onWatch(response)),
-                    error -> onEventThread(() -> onWatchLost(error)),
-                    () -> onEventThread(() -> onWatchLost(null))));
+                    response -> fromWatch(generation, () -> onWatch(response)),
+                    error -> fromWatch(generation, () -> onWatchLost(error)),
+                    () -> fromWatch(generation, () -> onWatchLost(null))));
+  }
+
+  /**
+   * Runs what the watch of {@code generation} reports on the event thread, if that watch is still
+   * the current one: a replaced watch's late events would take the image back, and its closing
+   * (which {@link #load} causes) would start another load, without end.
+   */
+  private void fromWatch(long generation, Runnable task) {
+    onEventThread(
+        () -> {
+          if (generation == watchGeneration) {
+            task.run();
+          }
+        });
   }
 
   /**
