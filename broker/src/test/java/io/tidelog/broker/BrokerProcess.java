@@ -70,6 +70,7 @@ final class BrokerProcess implements AutoCloseable {
                 List.of(
                     java.toString(),
                     "-Xmx256m",
+                    "-XX:+ExitOnOutOfMemoryError",
                     "-cp",
                     System.getProperty("java.class.path"),
                     Broker.class.getName(),

@@ -46,6 +46,7 @@ public final class BrokerConfig {
   public static final String AUTO_CREATE_TOPICS_ENABLE = "auto.create.topics.enable";
   public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
   public static final String MAX_CONNECTIONS = "max.connections";
+  public static final String QUEUED_MAX_REQUEST_BYTES = "queued.max.request.bytes";
   public static final String MAX_CONNECTIONS_PER_IP = "max.connections.per.ip";
   public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
   public static final String NUM_RECOVERY_THREADS_PER_DATA_DIR =
@@ -174,6 +175,16 @@ public final class BrokerConfig {
                 atLeast(1),
                 MEDIUM,
                 "The largest request frame; a larger one closes the connection.")
+            .define(
+                QUEUED_MAX_REQUEST_BYTES,
+                LONG,
+                null,
+                MEDIUM,
+                "The memory that requests read but not yet answered may hold, together; a"
+                    + " connection whose next request does not fit waits until answers free"
+                    + " some. At least socket.request.max.bytes. Default: a quarter of the"
+                    + " broker's maximum heap, or socket.request.max.bytes if that is more."
+                    + " -1 sets no bound, as Kafka's default does.")
             .define(
                 MAX_CONNECTIONS,
                 INT,
@@ -471,7 +482,9 @@ public final class BrokerConfig {
           String.valueOf((Integer) values.get("log.retention.hours") * 3_600_000L));
     }
     TopicConfigs.validate(topicDefaults, Map.of());
-    return new BrokerConfig(values, Map.copyOf(topicDefaults));
+    BrokerConfig config = new BrokerConfig(values, Map.copyOf(topicDefaults));
+    config.queuedMaxRequestBytes(); // refuses a budget the largest request cannot fit in
+    return config;
   }
 
   public int nodeId() {
@@ -510,9 +523,29 @@ public final class BrokerConfig {
   public ListenerLimits listenerLimits() {
     return new ListenerLimits(
         socketRequestMaxBytes(),
+        queuedMaxRequestBytes(),
         (Integer) values.get(MAX_CONNECTIONS),
         (Integer) values.get(MAX_CONNECTIONS_PER_IP),
         (Long) values.get(CONNECTIONS_MAX_IDLE_MS));
+  }
+
+  private long queuedMaxRequestBytes() {
+    Long configured = (Long) values.get(QUEUED_MAX_REQUEST_BYTES);
+    if (configured == null) {
+      return Math.max(Runtime.getRuntime().maxMemory() / 4, socketRequestMaxBytes());
+    }
+    if (configured != -1 && configured < socketRequestMaxBytes()) {
+      throw new ConfigException(
+          QUEUED_MAX_REQUEST_BYTES
+              + " ("
+              + configured
+              + ") must be -1 or at least "
+              + SOCKET_REQUEST_MAX_BYTES
+              + " ("
+              + socketRequestMaxBytes()
+              + "), or the largest request could never be read");
+    }
+    return configured;
   }
 
   public int numRecoveryThreadsPerDataDir() {

@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.memory.MemoryPool;
+import org.apache.kafka.common.memory.SimpleMemoryPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +37,16 @@ public final class SocketServer {
   public SocketServer(
       Vertx vertx, RequestProcessor processor, ListenerLimits limits, PrometheusRegistry registry) {
     this.limits = limits;
+    MemoryPool requestMemory =
+        limits.queuedMaxRequestBytes() > 0
+            ? new SimpleMemoryPool(
+                limits.queuedMaxRequestBytes(), limits.requestMaxBytes(), true, null)
+            : MemoryPool.NONE;
+    GaugeWithCallback.builder()
+        .name("tidelog_request_memory_available_bytes")
+        .help("Request memory left of queued.max.request.bytes; at or below 0, connections wait")
+        .callback(callback -> callback.call(requestMemory.availableMemory()))
+        .register(registry);
     GaugeWithCallback.builder()
         .name("tidelog_connections")
         .help("Open client connections on the Kafka listener")
@@ -76,6 +88,7 @@ public final class SocketServer {
                       (NetSocketInternal) socket,
                       processor,
                       limits.requestMaxBytes(),
+                      requestMemory,
                       () -> release(ip));
                 });
   }

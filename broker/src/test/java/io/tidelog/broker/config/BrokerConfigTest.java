@@ -68,6 +68,22 @@ class BrokerConfigTest {
                     Map.of("node.id", "0", "log.dirs", "/d", "num.partitions", "zero")));
     assertThat(invalid.getMessage()).contains("num.partitions");
 
+    ConfigException budget =
+        assertThrows(
+            ConfigException.class,
+            () ->
+                BrokerConfig.parse(
+                    Map.of("node.id", "0", "log.dirs", "/d", "queued.max.request.bytes", "1024")));
+    assertThat(budget.getMessage())
+        .contains(
+            "queued.max.request.bytes (1024) must be -1 or at least socket.request.max.bytes");
+    assertThat(
+            BrokerConfig.parse(
+                    Map.of("node.id", "0", "log.dirs", "/d", "socket.request.max.bytes", "1024"))
+                .listenerLimits()
+                .queuedMaxRequestBytes())
+        .isEqualTo(Runtime.getRuntime().maxMemory() / 4);
+
     ConfigException missing =
         assertThrows(ConfigException.class, () -> BrokerConfig.parse(Map.of("log.dirs", "/d")));
     assertThat(missing.getMessage()).contains("node.id");
