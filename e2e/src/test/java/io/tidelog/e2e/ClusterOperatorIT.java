@@ -108,6 +108,7 @@ class ClusterOperatorIT {
             "log.retention.hours=72",
             "num.partitions=6",
             "log.dirs=/var/lib/tidelog/data",
+            "auto.create.topics.enable=false",
             "listeners=PLAINTEXT://0.0.0.0:9092",
             "tidelog.etcd.endpoints=http://prod-etcd-client.tidelog.svc:2379");
 
@@ -188,14 +189,26 @@ class ClusterOperatorIT {
         .startsWith("spec.config.node.id: set by the operator");
     assertThat(statefulSet("owned-broker")).isNull();
 
-    // When the key is removed, the brokers are created and the Error condition goes.
+    // When the key is removed, the brokers are created and the Error condition goes; a default
+    // of the operator's, such as auto.create.topics.enable=false, gives way to the spec.
     edit(
         "owned",
         c -> {
-          c.getSpec().config = Map.of();
+          c.getSpec().config = Map.of("auto.create.topics.enable", "true");
           return c;
         });
     await().atMost(WITHIN).until(() -> statefulSet("owned-broker") != null);
+    assertThat(
+            client
+                .configMaps()
+                .inNamespace(NS)
+                .withName("owned-config")
+                .get()
+                .getData()
+                .get("server.properties")
+                .lines())
+        .contains("auto.create.topics.enable=true")
+        .doesNotContain("auto.create.topics.enable=false");
     await()
         .atMost(WITHIN)
         .until(

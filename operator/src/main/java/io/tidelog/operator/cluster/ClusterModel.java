@@ -150,9 +150,15 @@ public final class ClusterModel {
             .formatted(etcdClientService(c), c.getMetadata().getNamespace(), ETCD_CLIENT_PORT);
   }
 
-  /** server.properties for every broker; node.id and advertised.listeners come per pod. */
+  /**
+   * server.properties for every broker; node.id and advertised.listeners come per pod. Topics come
+   * from Topic resources, so {@code auto.create.topics.enable} is false unless the spec sets it: a
+   * client's Metadata request naming a topic creates nothing behind the platform's back
+   * (bin/tidelog dev keeps Kafka's default, true).
+   */
   static String serverProperties(Cluster c) {
     Map<String, String> config = new TreeMap<>();
+    config.put("auto.create.topics.enable", "false");
     if (c.getSpec().config != null) {
       config.putAll(c.getSpec().config);
     }
