@@ -8,6 +8,8 @@ import io.vertx.core.internal.net.NetSocketInternal;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.memory.MemoryPool;
 import org.apache.kafka.common.network.Send;
@@ -19,14 +21,13 @@ import org.slf4j.LoggerFactory;
  * requests are in flight.
  *
  * <p>Framing: once a frame's 4-byte size is read and checked against {@code
- * socket.request.max.bytes}, one array of exactly that size is taken from the listener's request
- * memory ({@code queued.max.request.bytes}) and the socket's chunks are copied straight into it (as
- * Kafka's {@code NetworkReceive} does); the request is parsed from that array without a further
- * copy, and its memory goes back once the request is answered. While the memory cannot hold the
- * frame, the connection stops reading and tries again every {@link #MEMORY_RETRY_MS} ms, as Kafka's
- * selector mutes a channel the memory pool cannot serve: clients that send sizes without bodies
- * hold at most the budget, and nobody runs out of heap. (They can hold all of it, until {@code
- * connections.max.idle.ms} closes them: Kafka's budget has the same limit.)
+ * socket.request.max.bytes}, its bytes are copied, as they arrive, into parts taken from the
+ * listener's request memory ({@code queued.max.request.bytes}); a frame that came in one chunk is
+ * parsed from its only part without a further copy, a larger one from one copy of its parts. The
+ * memory goes back once the request is answered, or the connection closes. So a client holds only
+ * what it has sent: a size prefix promising 100 MiB, with nothing after it, holds nothing. While
+ * the memory is spent, the connection stops reading and tries again every {@link #MEMORY_RETRY_MS}
+ * ms, as Kafka's selector mutes a channel its memory pool cannot serve; nobody runs out of heap.
  *
  * <p>Back-pressure: at most {@link #IN_FLIGHT_MAX} requests wait for their turn; beyond that, and
  * while the socket's write queue is full, the connection stops reading and keeps the rest of the
@@ -48,7 +49,11 @@ final class KafkaConnection {
   private final ArrayDeque<Future<Optional<Send>>> inFlight = new ArrayDeque<>();
   private int sizeBytesRead;
   private int frameSize;
-  private ByteBuffer frame;
+
+  /** The current frame's bytes so far, each part taken from the request memory as it arrived. */
+  private final List<ByteBuffer> parts = new ArrayList<>();
+
+  private int received;
   private Buffer pendingChunk;
   private int pendingPosition;
   private boolean paused;
@@ -77,7 +82,7 @@ final class KafkaConnection {
     socket.closeHandler(
         v -> {
           closed = true;
-          releaseFrame();
+          releaseParts();
           onClosed.run();
         });
     socket.drainHandler(v -> maybeResume());
@@ -92,7 +97,7 @@ final class KafkaConnection {
         pendingPosition = position;
         return;
       }
-      if (frame == null) {
+      if (sizeBytesRead < SIZE_PREFIX_BYTES) {
         while (position < chunk.length() && sizeBytesRead < SIZE_PREFIX_BYTES) {
           frameSize = frameSize << 8 | chunk.getByte(position++) & 0xff;
           sizeBytesRead++;
@@ -109,55 +114,66 @@ final class KafkaConnection {
                   + " (socket.request.max.bytes)");
           return;
         }
-        frame = memory.tryAllocate(frameSize);
-        if (frame == null) {
-          pendingChunk = chunk;
-          pendingPosition = position;
-          awaitMemory();
-          return;
-        }
+        continue;
+      }
+      int length = Math.min(frameSize - received, chunk.length() - position);
+      ByteBuffer part = memory.tryAllocate(length);
+      if (part == null) {
+        pendingChunk = chunk;
+        pendingPosition = position;
+        awaitMemory();
+        return;
+      }
+      chunk.getBytes(position, position + length, part.array(), 0);
+      part.position(length);
+      parts.add(part);
+      received += length;
+      position += length;
+      if (received == frameSize) {
+        ByteBuffer request = assemble();
         sizeBytesRead = 0;
         frameSize = 0;
-      }
-      int copied = Math.min(frame.remaining(), chunk.length() - position);
-      chunk.getBytes(position, position + copied, frame.array(), frame.position());
-      frame.position(frame.position() + copied);
-      position += copied;
-      if (!frame.hasRemaining()) {
-        ByteBuffer request = frame.flip();
-        frame = null;
+        received = 0;
         dispatch(request);
       }
     }
   }
 
-  /** Stops reading until the request memory has room for the frame whose size was read. */
+  /**
+   * The frame's parts as one buffer, to parse: the only part, or a copy of them all that holds
+   * their reservation (their capacities add up to the frame's size, which the copy's release gives
+   * back).
+   */
+  private ByteBuffer assemble() {
+    ByteBuffer whole;
+    if (parts.size() == 1) {
+      whole = parts.get(0).flip();
+    } else {
+      whole = ByteBuffer.allocate(frameSize);
+      parts.forEach(part -> whole.put(part.flip()));
+      whole.flip();
+    }
+    parts.clear();
+    return whole;
+  }
+
+  /** Stops reading until the request memory has room; tries again every few milliseconds. */
   private void awaitMemory() {
     awaitingMemory = true;
     pause();
-    context.owner().setTimer(MEMORY_RETRY_MS, id -> retryAllocation());
+    context
+        .owner()
+        .setTimer(
+            MEMORY_RETRY_MS,
+            id -> {
+              awaitingMemory = false;
+              maybeResume();
+            });
   }
 
-  private void retryAllocation() {
-    if (closed) {
-      return;
-    }
-    frame = memory.tryAllocate(frameSize);
-    if (frame == null) {
-      context.owner().setTimer(MEMORY_RETRY_MS, id -> retryAllocation());
-      return;
-    }
-    sizeBytesRead = 0;
-    frameSize = 0;
-    awaitingMemory = false;
-    maybeResume();
-  }
-
-  private void releaseFrame() {
-    if (frame != null) {
-      memory.release(frame);
-      frame = null;
-    }
+  private void releaseParts() {
+    parts.forEach(memory::release);
+    parts.clear();
   }
 
   private void dispatch(ByteBuffer request) {
