@@ -11,16 +11,21 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
+import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -30,9 +35,12 @@ import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -193,6 +201,48 @@ class RequestBoundsIT {
       }
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  /**
+   * A Metadata request naming 1,000 unknown topics creates what the auto-creation quota allows (a
+   * burst of 110 partitions at the default 10 a second) in few etcd transactions, answers the rest
+   * THROTTLING_QUOTA_EXCEEDED at once, and a real producer to a new topic afterwards gets it once
+   * the bucket refills: the client retries, as for any retriable error.
+   */
+  @Test
+  void autoCreationIsBoundedByItsQuotaAndClientsRetry() throws Exception {
+    List<MetadataRequestData.MetadataRequestTopic> names = new ArrayList<>();
+    for (int i = 0; i < 1_000; i++) {
+      names.add(new MetadataRequestData.MetadataRequestTopic().setName("flood-" + i));
+    }
+    MetadataResponse response;
+    try (RawKafkaClient client = new RawKafkaClient(broker.port, 60_000)) {
+      response =
+          (MetadataResponse)
+              client.send(
+                  new MetadataRequest.Builder(
+                          new MetadataRequestData()
+                              .setTopics(names)
+                              .setAllowAutoTopicCreation(true))
+                      .build((short) 12));
+    }
+    Map<Errors, Integer> errors = new EnumMap<>(Errors.class);
+    response
+        .data()
+        .topics()
+        .forEach(t -> errors.merge(Errors.forCode(t.errorCode()), 1, Integer::sum));
+    int throttled = errors.getOrDefault(Errors.THROTTLING_QUOTA_EXCEEDED, 0);
+    assertThat(errors.keySet())
+        .isSubsetOf(Errors.NONE, Errors.LEADER_NOT_AVAILABLE, Errors.THROTTLING_QUOTA_EXCEEDED);
+    assertThat(1_000 - throttled).as("topics created").isBetween(100, 125);
+
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
+    props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 60_000);
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+      assertThat(producer.send(new ProducerRecord<>("after-flood", "v")).get().offset()).isZero();
     }
   }
 

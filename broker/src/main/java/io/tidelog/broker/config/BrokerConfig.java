@@ -44,6 +44,7 @@ public final class BrokerConfig {
   public static final String NUM_PARTITIONS = "num.partitions";
   public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
   public static final String AUTO_CREATE_TOPICS_ENABLE = "auto.create.topics.enable";
+  public static final String AUTO_CREATE_PARTITION_RATE = "tidelog.auto.create.partition.rate";
   public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
   public static final String MAX_CONNECTIONS = "max.connections";
   public static final String QUEUED_MAX_REQUEST_BYTES = "queued.max.request.bytes";
@@ -168,6 +169,17 @@ public final class BrokerConfig {
                 true,
                 MEDIUM,
                 "Create a topic when a client asks for its metadata.")
+            .define(
+                AUTO_CREATE_PARTITION_RATE,
+                DOUBLE,
+                10.0,
+                between(0.001, 1_000_000.0),
+                MEDIUM,
+                "Partitions per second that Metadata requests may create when they name unknown"
+                    + " topics (auto.create.topics.enable), for the broker as a whole: a token"
+                    + " bucket as Kafka's controller_mutation_rate quota, with a burst of 11 s."
+                    + " Beyond it a topic is answered THROTTLING_QUOTA_EXCEEDED, and the client"
+                    + " asks again later.")
             .define(
                 SOCKET_REQUEST_MAX_BYTES,
                 INT,
@@ -514,6 +526,10 @@ public final class BrokerConfig {
 
   public boolean autoCreateTopicsEnable() {
     return (Boolean) values.get(AUTO_CREATE_TOPICS_ENABLE);
+  }
+
+  public double autoCreatePartitionRate() {
+    return (Double) values.get(AUTO_CREATE_PARTITION_RATE);
   }
 
   public int socketRequestMaxBytes() {

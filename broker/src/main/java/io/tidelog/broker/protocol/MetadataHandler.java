@@ -7,7 +7,9 @@ import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -55,8 +57,12 @@ public final class MetadataHandler {
           .forEach(t -> topics.add(CompletableFuture.completedFuture(describe(t, image))));
     } else {
       boolean autoCreate = config.autoCreateTopicsEnable() && data.allowAutoTopicCreation();
+      Map<String, CompletableFuture<MetadataResponseTopic>> toCreate = new LinkedHashMap<>();
       for (MetadataRequestData.MetadataRequestTopic wanted : data.topics()) {
-        topics.add(topicResponse(wanted.name(), autoCreate, header));
+        topics.add(topicResponse(wanted.name(), autoCreate, toCreate));
+      }
+      if (!toCreate.isEmpty()) {
+        create(toCreate, header);
       }
     }
     return CompletableFuture.allOf(topics.toArray(CompletableFuture[]::new))
@@ -82,8 +88,14 @@ public final class MetadataHandler {
             });
   }
 
+  /**
+   * The answer for one topic. A topic to be created gets its answer from {@code toCreate}, where it
+   * is added once however often the request names it.
+   */
   private CompletableFuture<MetadataResponseTopic> topicResponse(
-      String name, boolean autoCreate, RequestHeader header) {
+      String name,
+      boolean autoCreate,
+      Map<String, CompletableFuture<MetadataResponseTopic>> toCreate) {
     if (name == null) {
       return CompletableFuture.completedFuture(error(null, Errors.INVALID_TOPIC_EXCEPTION));
     }
@@ -99,21 +111,32 @@ public final class MetadataHandler {
     if (!autoCreate || Topic.isInternal(name)) {
       return CompletableFuture.completedFuture(error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION));
     }
-    return topicAdmin
-        .autoCreateTopic(name)
-        .handle(
-            (created, e) -> {
-              if (e == null) {
-                return describe(created, metadata.image());
-              }
-              Errors error = ErrorMapping.errorOf(e, header);
-              return error == Errors.TOPIC_ALREADY_EXISTS
-                  ? metadata
-                      .topic(name)
-                      .map(t -> describe(t, metadata.image()))
-                      .orElse(error(name, Errors.LEADER_NOT_AVAILABLE))
-                  : error(name, error);
-            });
+    return toCreate.computeIfAbsent(name, n -> new CompletableFuture<>());
+  }
+
+  /** Creates the request's unknown topics together and completes their answers. */
+  private void create(
+      Map<String, CompletableFuture<MetadataResponseTopic>> toCreate, RequestHeader header) {
+    topicAdmin
+        .autoCreateTopics(List.copyOf(toCreate.keySet()))
+        .forEach(
+            (name, outcome) ->
+                outcome.whenComplete(
+                    (created, e) -> toCreate.get(name).complete(answer(name, created, e, header))));
+  }
+
+  private MetadataResponseTopic answer(
+      String name, TopicMetadata created, Throwable e, RequestHeader header) {
+    if (e == null) {
+      return describe(created, metadata.image());
+    }
+    Errors error = ErrorMapping.errorOf(e, header);
+    return error == Errors.TOPIC_ALREADY_EXISTS
+        ? metadata
+            .topic(name)
+            .map(t -> describe(t, metadata.image()))
+            .orElse(error(name, Errors.LEADER_NOT_AVAILABLE))
+        : error(name, error);
   }
 
   /**

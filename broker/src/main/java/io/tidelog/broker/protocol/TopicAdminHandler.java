@@ -70,12 +70,14 @@ public final class TopicAdminHandler {
   private final BrokerConfig brokerConfig;
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
+  private final MutationQuota autoCreateQuota;
 
   public TopicAdminHandler(
       BrokerConfig brokerConfig, MetadataStore metadata, Executor metadataExecutor) {
     this.brokerConfig = brokerConfig;
     this.metadata = metadata;
     this.metadataExecutor = metadataExecutor;
+    this.autoCreateQuota = new MutationQuota(brokerConfig.autoCreatePartitionRate());
   }
 
   /**
@@ -194,18 +196,33 @@ public final class TopicAdminHandler {
         () -> metadata.createTopic(name, partitions, replicationFactor, configs), metadataExecutor);
   }
 
-  /** Creates the topic that a client's Metadata request names, with the broker's defaults. */
-  CompletableFuture<TopicMetadata> autoCreateTopic(String name) {
-    try {
-      MetadataStore.NewTopic checked = check(name, -1, (short) -1, Map.of(), false);
-      return CompletableFuture.supplyAsync(
-          () ->
-              metadata.createTopic(
-                  name, checked.partitions(), checked.replicationFactor(), checked.configs()),
-          metadataExecutor);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
+  /**
+   * Creates the topics that a client's Metadata request names, with the broker's defaults, in as
+   * few etcd transactions as fit; a topic beyond the auto-creation quota is refused with
+   * THROTTLING_QUOTA_EXCEEDED (retriable: the client asks again later).
+   *
+   * @return each name's outcome
+   */
+  Map<String, CompletableFuture<TopicMetadata>> autoCreateTopics(List<String> names) {
+    Map<String, CompletableFuture<TopicMetadata>> outcomes = new LinkedHashMap<>();
+    List<MetadataStore.NewTopic> admitted = new ArrayList<>();
+    for (String name : names) {
+      try {
+        MetadataStore.NewTopic checked = check(name, -1, (short) -1, Map.of(), false);
+        autoCreateQuota.record(checked.partitions());
+        admitted.add(checked);
+      } catch (RuntimeException e) {
+        outcomes.put(name, CompletableFuture.failedFuture(e));
+      }
     }
+    if (!admitted.isEmpty()) {
+      CompletableFuture<Map<String, CompletableFuture<TopicMetadata>>> created =
+          CompletableFuture.supplyAsync(() -> metadata.createTopics(admitted), metadataExecutor);
+      for (MetadataStore.NewTopic topic : admitted) {
+        outcomes.put(topic.name(), created.thenCompose(all -> all.get(topic.name())));
+      }
+    }
+    return outcomes;
   }
 
   /**
