@@ -208,11 +208,12 @@ public final class BrokerConfig {
             .define(
                 MAX_CONNECTIONS_PER_IP,
                 INT,
-                Integer.MAX_VALUE,
+                1_000,
                 atLeast(0),
                 MEDIUM,
                 "The most connections one client address may keep open; a new one beyond it is"
-                    + " closed at once.")
+                    + " closed at once. 1,000 by default (Kafka sets no bound), so that one"
+                    + " address cannot take every file handle.")
             .define(
                 CONNECTIONS_MAX_IDLE_MS,
                 LONG,

@@ -43,6 +43,7 @@ class BrokerConfigTest {
     assertThat(config.numPartitions()).isEqualTo(6);
     assertThat(config.autoCreateTopicsEnable()).isTrue();
     assertThat(config.socketRequestMaxBytes()).isEqualTo(104857600);
+    assertThat(config.listenerLimits().maxConnectionsPerIp()).isEqualTo(1_000);
     assertThat(config.topicDefaults())
         .containsEntry("retention.ms", "86400000")
         .containsEntry("segment.bytes", "1048576")
