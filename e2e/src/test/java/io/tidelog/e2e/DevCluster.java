@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -84,23 +85,30 @@ final class DevCluster implements AutoCloseable {
   }
 
   static Result exec(List<String> command) throws Exception {
-    return exec(command, Path.of("/dev/null"));
+    return exec(command, Path.of("/dev/null"), Map.of());
+  }
+
+  static Result exec(List<String> command, Path stdin) throws Exception {
+    return exec(command, stdin, Map.of());
   }
 
   /**
-   * Runs {@code command} with {@code stdin} as its input, for at most {@link #COMMAND_TIMEOUT_S},
-   * and collects its stdout and stderr (through files, so no pipe can fill up and stall it).
+   * Runs {@code command} with {@code stdin} as its input and {@code environment} added to this
+   * process's, for at most {@link #COMMAND_TIMEOUT_S}, and collects its stdout and stderr (through
+   * files, so no pipe can fill up and stall it).
    */
-  static Result exec(List<String> command, Path stdin) throws Exception {
+  static Result exec(List<String> command, Path stdin, Map<String, String> environment)
+      throws Exception {
     Path stdout = Files.createTempFile("tidelog-e2e", ".stdout");
     Path stderr = Files.createTempFile("tidelog-e2e", ".stderr");
     try {
-      Process process =
+      ProcessBuilder builder =
           new ProcessBuilder(command)
               .redirectOutput(stdout.toFile())
               .redirectError(stderr.toFile())
-              .redirectInput(stdin.toFile())
-              .start();
+              .redirectInput(stdin.toFile());
+      builder.environment().putAll(environment);
+      Process process = builder.start();
       if (!process.waitFor(COMMAND_TIMEOUT_S, TimeUnit.SECONDS)) {
         process.destroyForcibly();
         throw new AssertionError(command + " did not finish in " + COMMAND_TIMEOUT_S + " s");

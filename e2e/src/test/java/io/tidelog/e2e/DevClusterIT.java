@@ -211,6 +211,26 @@ class DevClusterIT {
     return values;
   }
 
+  /** TIDELOG_DEV_DIR is bin/tidelog's; a broker must not take it for a config (dev.dir). */
+  @Test
+  void theDevDirMayComeFromTheEnvironment() throws Exception {
+    try (DevCluster cluster = new DevCluster(dir)) {
+      DevCluster.Result up =
+          DevCluster.exec(
+              List.of(
+                  DevCluster.REPO.resolve("bin/tidelog").toString(),
+                  "dev",
+                  "up",
+                  "--port",
+                  String.valueOf(cluster.port)),
+              Path.of("/dev/null"),
+              Map.of("TIDELOG_DEV_DIR", dir.toString()));
+      assertThat(up.exitCode()).as("dev up: %s", up.errors()).isZero();
+      assertThat(up.output().strip()).isEqualTo("127.0.0.1:" + cluster.port);
+      assertThat(cluster.status().output()).contains("broker 0: running");
+    }
+  }
+
   @Test
   void upWithAPortInUseSaysWhichInOneLineAndStartsNothing() throws Exception {
     DevCluster cluster = new DevCluster(dir);
