@@ -25,19 +25,11 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
-import org.apache.kafka.common.message.FetchRequestData;
-import org.apache.kafka.common.message.FetchRequestData.FetchPartition;
-import org.apache.kafka.common.message.FetchRequestData.FetchTopic;
-import org.apache.kafka.common.message.ProduceRequestData;
-import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
-import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
-import org.apache.kafka.common.message.ProduceRequestData.TopicProduceDataCollection;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
@@ -130,45 +122,12 @@ class HostileClientIT {
         new CreateTopicsRequest.Builder(
                 new CreateTopicsRequestData().setTopics(huge).setTimeoutMs(10_000))
             .build((short) 7);
-    FetchTopic repeated = new FetchTopic().setTopic(target.topic());
-    for (int i = 0; i < 320_000; i++) {
-      repeated
-          .partitions()
-          .add(
-              new FetchPartition()
-                  .setPartition(0)
-                  .setFetchOffset(0)
-                  .setPartitionMaxBytes(1 << 20)
-                  .setLogStartOffset(-1)
-                  .setCurrentLeaderEpoch(-1)
-                  .setLastFetchedEpoch(-1));
-    }
-    FetchRequest fetch =
-        new FetchRequest(
-            new FetchRequestData()
-                .setReplicaId(-1)
-                .setMaxWaitMs(0)
-                .setMinBytes(0)
-                .setMaxBytes(Integer.MAX_VALUE)
-                .setIsolationLevel(IsolationLevel.READ_UNCOMMITTED.id())
-                .setSessionId(0)
-                .setSessionEpoch(-1)
-                .setTopics(List.of(repeated)),
-            (short) 12);
-    List<PartitionProduceData> entries = new ArrayList<>();
+    FetchRequest fetch = SampleRequests.repeatedFetch(target, 320_000, Integer.MAX_VALUE);
+    List<MemoryRecords> batches = new ArrayList<>();
     for (int i = 0; i < 60_000; i++) {
-      entries.add(
-          new PartitionProduceData()
-              .setIndex(0)
-              .setRecords(
-                  MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(new byte[8]))));
+      batches.add(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(new byte[8])));
     }
-    TopicProduceDataCollection topics = new TopicProduceDataCollection();
-    topics.add(new TopicProduceData().setName(target.topic()).setPartitionData(entries));
-    ProduceRequest produce =
-        new ProduceRequest(
-            new ProduceRequestData().setAcks((short) 1).setTimeoutMs(10_000).setTopicData(topics),
-            (short) 9);
+    ProduceRequest produce = SampleRequests.repeatedProduce((short) 1, target, batches);
 
     long end = System.nanoTime() + HOSTILE_FOR.toNanos();
     List<Socket> promises = new ArrayList<>();
@@ -183,9 +142,8 @@ class HostileClientIT {
         assertThat(fetched.data().responses().get(0).partitions()).hasSize(1);
 
         ProduceResponse produced = (ProduceResponse) client.send(produce);
-        var partitions = produced.data().responses().iterator().next().partitionResponses();
-        assertThat(partitions).hasSize(1);
-        assertThat(partitions.get(0).errorCode()).isEqualTo(Errors.NONE.code());
+        assertThat(produced.data().responses().iterator().next().partitionResponses()).hasSize(1);
+        assertThat(SampleRequests.firstError(produced)).isEqualTo(Errors.NONE);
 
         if (promises.size() < 20) {
           Socket socket = new Socket("127.0.0.1", port);

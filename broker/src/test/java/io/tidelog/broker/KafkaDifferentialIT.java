@@ -21,15 +21,8 @@ import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartiti
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
-import org.apache.kafka.common.message.FetchRequestData;
-import org.apache.kafka.common.message.FetchRequestData.FetchPartition;
-import org.apache.kafka.common.message.FetchRequestData.FetchTopic;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
-import org.apache.kafka.common.message.ProduceRequestData;
-import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
-import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
-import org.apache.kafka.common.message.ProduceRequestData.TopicProduceDataCollection;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
@@ -39,7 +32,6 @@ import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
-import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
@@ -209,19 +201,11 @@ class KafkaDifferentialIT {
   }
 
   private static ProduceRequest produce(short acks, TopicPartition tp, String... values) {
-    List<PartitionProduceData> partitions = new ArrayList<>();
+    List<MemoryRecords> batches = new ArrayList<>();
     for (String value : values) {
-      partitions.add(
-          new PartitionProduceData()
-              .setIndex(tp.partition())
-              .setRecords(
-                  MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(value.getBytes()))));
+      batches.add(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(value.getBytes())));
     }
-    TopicProduceDataCollection topics = new TopicProduceDataCollection();
-    topics.add(new TopicProduceData().setName(tp.topic()).setPartitionData(partitions));
-    return new ProduceRequest(
-        new ProduceRequestData().setAcks(acks).setTimeoutMs(30_000).setTopicData(topics),
-        (short) 9);
+    return SampleRequests.repeatedProduce(acks, tp, batches);
   }
 
   private static List<String> partitionResults(ProduceResponse response) {
@@ -268,32 +252,9 @@ class KafkaDifferentialIT {
     assertSame(ends);
 
     // Fetch: the partition named three times comes back once
-    FetchTopic fetchTopic = new FetchTopic().setTopic("dup");
-    for (int i = 0; i < 3; i++) {
-      fetchTopic
-          .partitions()
-          .add(
-              new FetchPartition()
-                  .setPartition(0)
-                  .setFetchOffset(0)
-                  .setPartitionMaxBytes(1 << 20)
-                  .setLogStartOffset(-1)
-                  .setCurrentLeaderEpoch(-1)
-                  .setLastFetchedEpoch(-1));
-    }
     List<List<String>> fetched =
         both(
-            new FetchRequest(
-                new FetchRequestData()
-                    .setReplicaId(-1)
-                    .setMaxWaitMs(0)
-                    .setMinBytes(0)
-                    .setMaxBytes(1 << 20)
-                    .setIsolationLevel(IsolationLevel.READ_UNCOMMITTED.id())
-                    .setSessionId(0)
-                    .setSessionEpoch(-1)
-                    .setTopics(List.of(fetchTopic)),
-                (short) 12),
+            SampleRequests.repeatedFetch(tp, 3, 1 << 20),
             (FetchResponse r) ->
                 r.data().responses().stream()
                     .flatMap(

@@ -80,16 +80,7 @@ class RequestBoundsIT {
             (ProduceResponse)
                 client.send(
                     ProduceRequest.builder(SampleRequests.produceData(tp, batch)).build((short) 9));
-        assertThat(
-                produced
-                    .data()
-                    .responses()
-                    .iterator()
-                    .next()
-                    .partitionResponses()
-                    .get(0)
-                    .errorCode())
-            .isEqualTo(Errors.NONE.code());
+        assertThat(SampleRequests.firstError(produced)).isEqualTo(Errors.NONE);
       }
 
       FetchResponse response =
@@ -185,16 +176,7 @@ class RequestBoundsIT {
                                 MemoryRecords.withRecords(
                                     Compression.NONE, new SimpleRecord("v".getBytes()))))
                         .build((short) 9));
-        assertThat(
-                produced
-                    .data()
-                    .responses()
-                    .iterator()
-                    .next()
-                    .partitionResponses()
-                    .get(0)
-                    .errorCode())
-            .isEqualTo(Errors.NONE.code());
+        assertThat(SampleRequests.firstError(produced)).isEqualTo(Errors.NONE);
       }
       for (Future<List<Map<Errors, Integer>>> result : results) {
         assertThat(result.get(180, TimeUnit.SECONDS)).hasSize(pipelined).containsOnly(expected);

@@ -1,5 +1,6 @@
 package io.tidelog.broker;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -13,6 +14,7 @@ import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData.DeleteTopicState;
+import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
@@ -21,6 +23,7 @@ import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceDataCollection;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -32,6 +35,7 @@ import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
 
 /**
  * A valid request of every API the broker serves, at any version, built by kafka-clients: for tests
@@ -207,5 +211,53 @@ final class SampleRequests {
             .setPartitionData(
                 List.of(new PartitionProduceData().setIndex(tp.partition()).setRecords(records))));
     return new ProduceRequestData().setAcks((short) -1).setTimeoutMs(10_000).setTopicData(topics);
+  }
+
+  /** A consumer's Fetch v12 naming {@code tp} {@code times} times, from offset 0. */
+  static FetchRequest repeatedFetch(TopicPartition tp, int times, int maxBytes) {
+    FetchRequestData.FetchTopic topic = new FetchRequestData.FetchTopic().setTopic(tp.topic());
+    for (int i = 0; i < times; i++) {
+      topic
+          .partitions()
+          .add(
+              new FetchRequestData.FetchPartition()
+                  .setPartition(tp.partition())
+                  .setFetchOffset(0)
+                  .setPartitionMaxBytes(1 << 20)
+                  .setLogStartOffset(-1)
+                  .setCurrentLeaderEpoch(-1)
+                  .setLastFetchedEpoch(-1));
+    }
+    return new FetchRequest(
+        new FetchRequestData()
+            .setReplicaId(-1)
+            .setMaxWaitMs(0)
+            .setMinBytes(0)
+            .setMaxBytes(maxBytes)
+            .setIsolationLevel(IsolationLevel.READ_UNCOMMITTED.id())
+            .setSessionId(0)
+            .setSessionEpoch(-1)
+            .setTopics(List.of(topic)),
+        (short) 12);
+  }
+
+  /** A Produce v9 with one entry for {@code tp} per batch, in order. */
+  static ProduceRequest repeatedProduce(
+      short acks, TopicPartition tp, List<MemoryRecords> batches) {
+    List<PartitionProduceData> entries = new ArrayList<>();
+    for (MemoryRecords batch : batches) {
+      entries.add(new PartitionProduceData().setIndex(tp.partition()).setRecords(batch));
+    }
+    TopicProduceDataCollection topics = new TopicProduceDataCollection();
+    topics.add(new TopicProduceData().setName(tp.topic()).setPartitionData(entries));
+    return new ProduceRequest(
+        new ProduceRequestData().setAcks(acks).setTimeoutMs(30_000).setTopicData(topics),
+        (short) 9);
+  }
+
+  /** The error of a Produce response's first partition. */
+  static Errors firstError(ProduceResponse response) {
+    return Errors.forCode(
+        response.data().responses().iterator().next().partitionResponses().get(0).errorCode());
   }
 }
