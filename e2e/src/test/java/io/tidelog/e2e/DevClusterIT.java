@@ -252,6 +252,24 @@ class DevClusterIT {
     }
   }
 
+  @Test
+  void upWhoseEtcdCannotStartSaysWhyInOneLine() throws Exception {
+    DevCluster cluster = new DevCluster(dir);
+    Files.createDirectories(dir.resolve("etcd"));
+    Files.writeString(dir.resolve("etcd/data"), "not a directory");
+
+    DevCluster.Result result = cluster.run("up", "--port", String.valueOf(cluster.port));
+
+    assertThat(result.exitCode()).isEqualTo(2);
+    assertThat(result.errors().lines())
+        .last()
+        .asString()
+        .startsWith("tidelog: etcd exited at start: ")
+        .contains("etcdmain: error listing data dir")
+        .endsWith("whole log: " + dir.resolve("etcd/etcd.log"));
+    assertThat(dir.resolve("broker-0")).doesNotExist();
+  }
+
   /**
    * A build that fails (here a source file that does not compile, in a copy of the checkout with
    * nothing built) ends {@code dev up} with the compiler's complaint and where the whole output is.
