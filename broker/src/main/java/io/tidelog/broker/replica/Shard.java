@@ -72,7 +72,7 @@ final class Shard implements Executor {
       }
       try {
         task.run();
-      } catch (RuntimeException e) {
+      } catch (Throwable e) { // the shard outlives any task: its partitions have no other thread
         LOG.error("A task on {} failed", thread.getName(), e);
       }
     }
