@@ -11,6 +11,10 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 
 /**
  * A broker in its own JVM, run by {@link Broker#main} from a {@code server.properties} under the
@@ -42,6 +46,17 @@ final class BrokerProcess implements AutoCloseable {
 
   String address() {
     return "127.0.0.1:" + port;
+  }
+
+  /** Creates topics of one partition and one replica through this broker, as a client would. */
+  void createTopics(String... names) throws Exception {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, address()))) {
+      admin
+          .createTopics(Stream.of(names).map(name -> new NewTopic(name, 1, (short) 1)).toList())
+          .all()
+          .get();
+    }
   }
 
   /** What the broker has logged so far, across its restarts. */

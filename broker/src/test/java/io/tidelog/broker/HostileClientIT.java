@@ -16,9 +16,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -61,14 +58,7 @@ class HostileClientIT {
         BrokerProcess broker =
             new BrokerProcess(0, dir.resolve("broker"), etcd.endpoint(), Map.of()).start()) {
       String bootstrap = broker.address();
-      try (Admin admin =
-          Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-        admin
-            .createTopics(
-                List.of(new NewTopic("victim", 1, (short) 1), new NewTopic("target", 1, (short) 1)))
-            .all()
-            .get();
-      }
+      broker.createTopics("victim", "target");
       ExecutorService hostile = Executors.newSingleThreadExecutor();
       AtomicInteger rounds = new AtomicInteger();
       List<String> sent = new ArrayList<>();

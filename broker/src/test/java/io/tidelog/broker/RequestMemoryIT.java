@@ -13,9 +13,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -44,10 +41,7 @@ class RequestMemoryIT {
         BrokerProcess broker =
             new BrokerProcess(0, dir.resolve("broker"), etcd.endpoint(), Map.of()).start()) {
       String bootstrap = broker.address();
-      try (Admin admin =
-          Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-        admin.createTopics(List.of(new NewTopic("served", 1, (short) 1))).all().get();
-      }
+      broker.createTopics("served");
 
       // Twelve promises of 100 MiB, one byte each: the broker serves beside them
       List<Socket> promises = new ArrayList<>();

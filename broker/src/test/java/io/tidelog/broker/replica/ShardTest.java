@@ -12,11 +12,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class ShardTest {
-  @Test
-  void theBrokersOwnWorkRunsBeforeQueuedClientWork() throws Exception {
-    Shard shard = new Shard("shard-test");
+  /** Keeps the shard's thread busy until the returned latch is counted down. */
+  private static CountDownLatch occupy(Shard shard) {
     CountDownLatch hold = new CountDownLatch(1);
-    List<String> ran = new CopyOnWriteArrayList<>();
     shard.execute(
         () -> {
           try {
@@ -25,6 +23,14 @@ class ShardTest {
             Thread.currentThread().interrupt();
           }
         });
+    return hold;
+  }
+
+  @Test
+  void theBrokersOwnWorkRunsBeforeQueuedClientWork() throws Exception {
+    Shard shard = new Shard("shard-test");
+    CountDownLatch hold = occupy(shard);
+    List<String> ran = new CopyOnWriteArrayList<>();
     for (int i = 0; i < 3; i++) {
       int n = i;
       shard.client().execute(() -> ran.add("client " + n));
@@ -55,16 +61,8 @@ class ShardTest {
   @Test
   void shutDownItRunsWhatWasQueuedAndRefusesMore() throws Exception {
     Shard shard = new Shard("shard-test");
-    CountDownLatch hold = new CountDownLatch(1);
+    CountDownLatch hold = occupy(shard);
     List<Integer> ran = new CopyOnWriteArrayList<>();
-    shard.execute(
-        () -> {
-          try {
-            hold.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        });
     for (int i = 0; i < 100; i++) {
       int n = i;
       shard.client().execute(() -> ran.add(n));
