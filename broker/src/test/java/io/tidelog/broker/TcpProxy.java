@@ -10,15 +10,19 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A TCP forwarder on a free loopback port in front of one target, that a test can cut (every
- * connection through it is closed, and new ones are closed at once) and restore: a network
- * partition between a client and a server on one machine.
+ * A TCP forwarder on a free loopback port in front of one target, that a test can cut off and
+ * restore: a network partition between a client and a server on one machine. Two kinds: {@link
+ * #cut()} closes every connection (as a firewall that rejects, or a peer that restarted), so the
+ * client reconnects afterwards; {@link #hold()} keeps the connections open but carries no byte
+ * until restored (as a network that drops packets, with TCP retransmitting), so the client's
+ * connection resumes where it stopped.
  */
 public final class TcpProxy implements AutoCloseable {
   private final ServerSocket server;
   private final int targetPort;
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
   private volatile boolean cut;
+  private boolean held;
 
   private TcpProxy(ServerSocket server, int targetPort) {
     this.server = server;
@@ -45,8 +49,23 @@ public final class TcpProxy implements AutoCloseable {
     open.clear();
   }
 
-  public void restore() {
+  /** Carries no byte either way, connections kept open, until {@link #restore()}. */
+  public synchronized void hold() {
+    held = true;
+  }
+
+  public synchronized void restore() {
     cut = false;
+    held = false;
+    notifyAll();
+  }
+
+  /** Waits while held, up to a minute: a test that never restores still ends. */
+  private synchronized void awaitFlowing() throws InterruptedException {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (held && System.nanoTime() < deadline) {
+      wait(1_000);
+    }
   }
 
   private void acceptLoop() {
@@ -76,10 +95,13 @@ public final class TcpProxy implements AutoCloseable {
               try (InputStream in = from.getInputStream();
                   OutputStream out = to.getOutputStream()) {
                 for (int n; (n = in.read(buffer)) >= 0; ) {
+                  awaitFlowing();
                   out.write(buffer, 0, n);
                 }
               } catch (IOException e) {
                 // either side went away
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
               } finally {
                 closeQuietly(from);
                 closeQuietly(to);
@@ -104,5 +126,9 @@ public final class TcpProxy implements AutoCloseable {
   public void close() throws IOException {
     server.close();
     cut();
+    synchronized (this) {
+      held = false;
+      notifyAll();
+    }
   }
 }
