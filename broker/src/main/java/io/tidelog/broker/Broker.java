@@ -239,7 +239,7 @@ public final class Broker implements AutoCloseable {
         new BrokerApis(
             new MetadataHandler(config, metadata, topics),
             new ProduceHandler(replicas, topicMetrics),
-            new FetchHandler(replicas, vertx, topicMetrics, config.fetchMaxBytes()),
+            new FetchHandler(replicas, topicMetrics, config.fetchMaxBytes()),
             new OffsetsHandler(replicas),
             topics,
             new ConfigsHandler(config, metadata, metadataExecutor),

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -153,6 +154,43 @@ class MetricsIT {
             () ->
                 assertThat(Scrape.of(broker.httpPort).value("tidelog_requests_in_flight"))
                     .isZero());
+  }
+
+  @Test
+  void longPollsAreCountedInThePurgatoryWhileTheyWait() throws Exception {
+    admin.createTopics(List.of(new NewTopic("idle", 1, (short) 1))).all().get();
+    AtomicBoolean polling = new AtomicBoolean(true);
+    Thread poller =
+        new Thread(
+            () -> {
+              try (KafkaConsumer<byte[], byte[]> consumer = consumer("idle-group")) {
+                consumer.assign(List.of(new TopicPartition("idle", 0)));
+                // Each poll long-polls the empty partition for fetch.max.wait.ms (500 ms)
+                for (int i = 0; i < 600 && polling.get(); i++) {
+                  consumer.poll(Duration.ofMillis(100));
+                }
+              }
+            });
+    poller.start();
+    try {
+      await()
+          .atMost(WAIT)
+          .until(
+              () ->
+                  Scrape.of(broker.httpPort).value("tidelog_purgatory_size", "operation", "Fetch")
+                      >= 1);
+    } finally {
+      polling.set(false);
+      poller.join(WAIT.toMillis());
+    }
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                Scrape.of(broker.httpPort).value("tidelog_purgatory_size", "operation", "Fetch")
+                    == 0);
+    assertThat(Scrape.of(broker.httpPort).value("tidelog_purgatory_size", "operation", "Produce"))
+        .isZero();
   }
 
   @Test

@@ -129,6 +129,13 @@ public final class BrokerCollector implements MultiCollector {
             "tidelog_isr_expands",
             "ISR changes this broker made as leader that added a replica",
             replicas.isrExpands()));
+    out.metricSnapshot(
+        GaugeSnapshot.builder()
+            .name("tidelog_purgatory_size")
+            .help("Requests waiting in a purgatory: Fetch long polls, acks=all Produce appends")
+            .dataPoint(point(replicas.waitingFetches(), "operation", "Fetch"))
+            .dataPoint(point(replicas.waitingProduces(), "operation", "Produce"))
+            .build());
     addLogDirs(out);
     return out.build();
   }

@@ -7,21 +7,14 @@ import io.tidelog.broker.log.LogReadInfo;
 import io.tidelog.broker.log.PartitionLog;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.IntPredicate;
-import java.util.function.Supplier;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
-import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
-import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownLeaderEpochException;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
@@ -37,7 +30,7 @@ import org.slf4j.LoggerFactory;
  *       in the ISR, and it does not move while the ISR is smaller than {@code min.insync.replicas}.
  *       A follower not caught up within {@code replica.lag.time.max.ms} leaves the ISR; it rejoins
  *       once it reaches the HW and the start of the current leader epoch. {@code acks=all} produces
- *       wait, in {@link #pendingAcks}, until the HW passes them.
+ *       wait in the produce {@link Purgatory} until the HW passes them.
  *   <li>As <b>follower</b> it appends what the leader sends, truncates where the leader reports a
  *       diverging epoch, and keeps HW = min(the leader's HW, its own LEO).
  * </ul>
@@ -46,10 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 final class Partition {
   private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
-
-  /** An {@code acks=all} produce waiting for the high watermark to reach {@code requiredOffset}. */
-  record PendingAck(
-      long requiredOffset, LogAppendInfo info, CompletableFuture<LogAppendInfo> done) {}
 
   /** What the leader knows of a follower. */
   private static final class Follower {
@@ -69,8 +58,6 @@ final class Partition {
   private long highWatermark;
   private long leaderEpochStartOffset;
   private final Map<Integer, Follower> followers = new HashMap<>();
-  private final TreeMap<Long, List<PendingAck>> pendingAcks = new TreeMap<>();
-  private int pendingAckCount;
   private boolean isrChangeInFlight;
   private long topicRevision = -1;
 
@@ -150,10 +137,6 @@ final class Partition {
     boolean wasLeader = leader;
     leader = false;
     followers.clear();
-    failPendingAcks(
-        () ->
-            new NotLeaderOrFollowerException(
-                "Leadership of " + tp + " moved to broker " + state.leader()));
     setHighWatermark(Math.min(highWatermark, log.logEndOffset()));
     if (wasLeader) {
       LOG.info("{}: follower of {} at epoch {}", tp, state.leader(), state.leaderEpoch());
@@ -166,24 +149,26 @@ final class Partition {
       LOG.warn("{}: no longer leading: this broker lost its registration", tp);
       leader = false;
       state = null;
-      failPendingAcks(
-          () -> new NotLeaderOrFollowerException("This broker lost its cluster registration"));
     }
   }
 
   private void onIsrChanged() {
-    if (state.isr().size() < minInsyncReplicas) {
-      failPendingAcks(
-          () ->
-              new NotEnoughReplicasAfterAppendException(
-                  "The ISR of "
-                      + tp
-                      + " shrank to "
-                      + state.isr()
-                      + ", below min.insync.replicas="
-                      + minInsyncReplicas));
-    }
     maybeAdvanceHighWatermark();
+  }
+
+  /** Whether, as leader, its ISR is below {@code min.insync.replicas}: the HW cannot move. */
+  boolean isrBelowMinimum() {
+    return leader && state.isr().size() < minInsyncReplicas;
+  }
+
+  /** Why the ISR is below {@code min.insync.replicas}, for an error. */
+  String isrShortfall() {
+    return "The ISR "
+        + (state == null ? List.of() : state.isr())
+        + " of "
+        + tp
+        + " is smaller than min.insync.replicas="
+        + minInsyncReplicas;
   }
 
   boolean isLeader() {
@@ -244,57 +229,17 @@ final class Partition {
   }
 
   /**
-   * Appends a producer's batches as leader.
-   *
-   * @return the append, done at once for acks 0 and 1, and for acks=all once the HW passes it
+   * Appends a producer's batches as leader; an {@code acks=all} append is refused while the ISR is
+   * below {@code min.insync.replicas}. Whether the HW has passed it is the caller's to ask.
    */
-  PendingAck appendAsLeader(MemoryRecords records, short acks, int maxPendingAcks) {
+  LogAppendInfo appendAsLeader(MemoryRecords records, short acks) {
     checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
-    if (acks == -1 && state.isr().size() < minInsyncReplicas) {
-      throw new NotEnoughReplicasException(
-          "The ISR "
-              + state.isr()
-              + " of "
-              + tp
-              + " is smaller than min.insync.replicas="
-              + minInsyncReplicas);
+    if (acks == -1 && isrBelowMinimum()) {
+      throw new NotEnoughReplicasException(isrShortfall());
     }
     LogAppendInfo info = log.append(records, state.leaderEpoch());
     maybeAdvanceHighWatermark();
-    if (acks != -1 || info.lastOffset() < highWatermark) {
-      return new PendingAck(info.lastOffset() + 1, info, CompletableFuture.completedFuture(info));
-    }
-    if (pendingAckCount >= maxPendingAcks) {
-      throw new TimeoutException(
-          "Written, but " + pendingAckCount + " acks=all produces already wait on " + tp);
-    }
-    PendingAck ack = new PendingAck(info.lastOffset() + 1, info, new CompletableFuture<>());
-    pendingAcks.computeIfAbsent(ack.requiredOffset(), k -> new ArrayList<>()).add(ack);
-    pendingAckCount++;
-    return ack;
-  }
-
-  /** Fails {@code ack} with REQUEST_TIMED_OUT if it still waits. */
-  void expire(PendingAck ack) {
-    List<PendingAck> waiting = pendingAcks.get(ack.requiredOffset());
-    if (waiting != null && waiting.remove(ack)) {
-      pendingAckCount--;
-      if (waiting.isEmpty()) {
-        pendingAcks.remove(ack.requiredOffset());
-      }
-      ack.done()
-          .completeExceptionally(
-              new TimeoutException(
-                  "The ISR of " + tp + " did not replicate offset " + ack.info().lastOffset()));
-    }
-  }
-
-  private void failPendingAcks(Supplier<KafkaException> error) {
-    pendingAcks
-        .values()
-        .forEach(list -> list.forEach(a -> a.done().completeExceptionally(error.get())));
-    pendingAcks.clear();
-    pendingAckCount = 0;
+    return info;
   }
 
   /** Moves the HW to the smallest LEO in the ISR; returns whether it moved. */
@@ -313,14 +258,6 @@ final class Partition {
       return false;
     }
     setHighWatermark(smallest);
-    Iterator<Map.Entry<Long, List<PendingAck>>> due =
-        pendingAcks.headMap(highWatermark, true).entrySet().iterator();
-    while (due.hasNext()) {
-      List<PendingAck> acks = due.next().getValue();
-      pendingAckCount -= acks.size();
-      acks.forEach(a -> a.done().complete(a.info()));
-      due.remove();
-    }
     return true;
   }
 

@@ -6,8 +6,10 @@ import io.tidelog.broker.log.LogReadInfo;
 /**
  * What a fetch gets from one partition: the records and the offsets that frame them.
  *
- * @param read the records, or null when the follower's log diverged
+ * @param read the records, or null when nothing was read: the follower's log diverged, or the fetch
+ *     had no bytes left for this partition
  * @param divergingEpoch for a follower whose log diverged: the epoch and end offset to truncate to
+ * @param logEndOffset the log's end, or -1 when nothing was read
  */
 public record PartitionRead(
     LogReadInfo read,

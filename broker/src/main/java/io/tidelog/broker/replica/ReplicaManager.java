@@ -14,7 +14,6 @@ import io.tidelog.broker.log.PartitionLog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,9 +23,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -51,9 +49,6 @@ import org.slf4j.LoggerFactory;
  * each follower fetch, and write changes to etcd as compare-and-swaps.
  */
 public final class ReplicaManager implements AutoCloseable {
-  /** Bound on the acks=all produces waiting on one partition (connections bound them too). */
-  private static final int MAX_PENDING_ACKS = 10_000;
-
   private static final Logger LOG = LoggerFactory.getLogger(ReplicaManager.class);
 
   private final int localId;
@@ -63,10 +58,14 @@ public final class ReplicaManager implements AutoCloseable {
   private final long replicaLagTimeMaxMs;
   private final Shard[] shards;
   private final Executor metadataExecutor;
-  private final ScheduledExecutorService timer =
-      Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-replica-timer"));
+
+  /** ISR checks, and the purgatories' expirations. */
+  private final ScheduledThreadPoolExecutor timer = newTimer();
+
+  private final Purgatory fetchPurgatory = new Purgatory(timer);
+  private final Purgatory producePurgatory = new Purgatory(timer);
+  private final FetchReader fetchReader = new FetchReader(this);
   private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
-  private final Map<TopicPartition, List<Runnable>> appendWaiters = new HashMap<>();
   private final List<LeadershipListener> leadershipListeners = new CopyOnWriteArrayList<>();
   private final Set<TopicPartition> cleaning = ConcurrentHashMap.newKeySet();
   private final LongAdder isrShrinks = new LongAdder();
@@ -92,6 +91,13 @@ public final class ReplicaManager implements AutoCloseable {
     for (int i = 0; i < shardCount; i++) {
       shards[i] = new Shard("tidelog-shard-" + i);
     }
+  }
+
+  private static ScheduledThreadPoolExecutor newTimer() {
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(1, r -> new Thread(r, "tidelog-replica-timer"));
+    timer.setRemoveOnCancelPolicy(true); // a completed operation's expiry leaves the queue
+    return timer;
   }
 
   /**
@@ -203,7 +209,6 @@ public final class ReplicaManager implements AutoCloseable {
       switch (partition.applyState(state, topic.replicas(tp.partition()), minIsr, nowMs)) {
         case BECAME_LEADER -> {
           fetchers.unfollow(tp);
-          wakeWaiters(tp);
           notifyLeadership(tp, true, state.leaderEpoch());
         }
         case BECAME_FOLLOWER -> {
@@ -213,8 +218,9 @@ public final class ReplicaManager implements AutoCloseable {
             fetchers.follow(tp, state.leader());
           }
         }
-        case NONE -> wakeWaiters(tp);
+        case NONE -> {}
       }
+      changed(tp);
     } catch (RuntimeException e) {
       LOG.error("{}: applying {} failed", tp, state, e);
     }
@@ -230,6 +236,7 @@ public final class ReplicaManager implements AutoCloseable {
                 Partition removed = partitions.remove(tp);
                 if (removed != null) {
                   removed.resign();
+                  changed(tp);
                   notifyLeadership(tp, false, RecordBatch.NO_PARTITION_LEADER_EPOCH);
                 }
                 try {
@@ -259,6 +266,7 @@ public final class ReplicaManager implements AutoCloseable {
                 .execute(
                     () -> {
                       partition.resign();
+                      changed(tp);
                       notifyLeadership(tp, false, RecordBatch.NO_PARTITION_LEADER_EPOCH);
                     }));
   }
@@ -270,26 +278,132 @@ public final class ReplicaManager implements AutoCloseable {
 
   /**
    * Appends a producer's batches on the leader; for {@code acks=all} the future completes once the
-   * ISR has them, or fails after {@code timeoutMs} with REQUEST_TIMED_OUT.
+   * ISR has them (the append waits in the produce purgatory), or fails after {@code timeoutMs} with
+   * REQUEST_TIMED_OUT.
    */
   public CompletableFuture<LogAppendInfo> append(
       TopicPartition tp, MemoryRecords records, short acks, int timeoutMs) {
     return forClient(
             tp,
             p -> {
-              Partition.PendingAck ack = p.appendAsLeader(records, acks, MAX_PENDING_ACKS);
-              wakeWaiters(tp);
-              if (!ack.done().isDone()) {
-                timer.schedule(
-                    () -> shard(tp).execute(() -> p.expire(ack)), timeoutMs, TimeUnit.MILLISECONDS);
+              LogAppendInfo info = p.appendAsLeader(records, acks);
+              changed(tp);
+              if (acks != -1 || info.lastOffset() < p.highWatermark()) {
+                return CompletableFuture.completedFuture(info);
               }
-              return ack.done();
+              // On the shard: nothing can move the HW between the append and the watch
+              DelayedProduce produce = new DelayedProduce(p, p.leaderEpoch(), info);
+              producePurgatory.watch(produce, List.of(tp), timeoutMs);
+              return produce.result();
             })
         .thenCompose(Function.identity());
   }
 
+  /**
+   * A Fetch: reads its partitions once; if they hold fewer than {@code minBytes}, none failed and
+   * {@code maxWaitMs} allows, waits in the fetch purgatory for appends and high-watermark moves on
+   * them (or its time) and reads them again. The answer lists the partitions in {@code wanted}'s
+   * order; its cost is linear in their number.
+   */
+  public CompletableFuture<List<FetchedPartition>> fetch(
+      FetchParams params, List<PartitionFetch> wanted) {
+    long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(params.maxWaitMs());
+    return fetchReader
+        .read(params, wanted)
+        .thenCompose(
+            first -> {
+              long leftMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+              if (!params.mayWait()
+                  || first.total() >= params.minBytes()
+                  || first.answerNow()
+                  || leftMs <= 0) {
+                return CompletableFuture.completedFuture(first.partitions());
+              }
+              DelayedFetch delayed =
+                  new DelayedFetch(
+                      params,
+                      wanted,
+                      first.bytes(),
+                      partition -> bytesAvailable(params, partition),
+                      () ->
+                          fetchReader
+                              .read(params, wanted)
+                              .thenApply(FetchReader.Reads::partitions));
+              fetchPurgatory.watch(delayed, delayed.keys(), leftMs);
+              recheck(delayed, wanted);
+              return delayed.result();
+            });
+  }
+
+  /**
+   * Checks {@code delayed} on each of its partitions once, one task per shard, for the changes
+   * between its first read and its watch, which woke nobody.
+   */
+  private void recheck(DelayedFetch delayed, List<PartitionFetch> wanted) {
+    Map<Shard, List<TopicPartition>> byShard = new HashMap<>();
+    for (PartitionFetch partition : wanted) {
+      byShard.computeIfAbsent(shard(partition.tp()), s -> new ArrayList<>()).add(partition.tp());
+    }
+    byShard.forEach(
+        (shard, keys) ->
+            shard
+                .client()
+                .execute(
+                    () -> {
+                      for (TopicPartition tp : keys) {
+                        if (delayed.isCompleted()) {
+                          return;
+                        }
+                        delayed.tryComplete(tp);
+                      }
+                    }));
+  }
+
+  /**
+   * On the partition's shard: the bytes a waiting fetch could read there now, or {@link
+   * DelayedFetch#ANSWER_NOW} when it must be answered at once: the partition is gone or led
+   * elsewhere, its leader epoch is not the fetch's, or the fetch offset left the log.
+   */
+  private long bytesAvailable(FetchParams params, PartitionFetch fetch) {
+    Partition p = partitions.get(fetch.tp());
+    if (p == null
+        || !p.isLeader()
+        || (fetch.currentLeaderEpoch() != RecordBatch.NO_PARTITION_LEADER_EPOCH
+            && fetch.currentLeaderEpoch() != p.leaderEpoch())) {
+      return DelayedFetch.ANSWER_NOW;
+    }
+    long end = params.byFollower() ? p.log.logEndOffset() : p.highWatermark();
+    if (fetch.fetchOffset() < p.log.logStartOffset() || fetch.fetchOffset() > end) {
+      return DelayedFetch.ANSWER_NOW;
+    }
+    if (fetch.fetchOffset() == end) {
+      return 0;
+    }
+    try {
+      return p.log.read(fetch.fetchOffset(), fetch.maxBytes(), end).records().sizeInBytes();
+    } catch (RuntimeException e) {
+      return DelayedFetch.ANSWER_NOW; // the read that answers reports it
+    }
+  }
+
+  /** On the partition's shard, after anything changed there: waiting requests may complete. */
+  private void changed(TopicPartition tp) {
+    producePurgatory.checkAndComplete(tp);
+    fetchPurgatory.checkAndComplete(tp);
+  }
+
+  /** How many Fetch requests wait in the purgatory. */
+  public int waitingFetches() {
+    return fetchPurgatory.size();
+  }
+
+  /** How many acks=all appends wait in the purgatory. */
+  public int waitingProduces() {
+    return producePurgatory.size();
+  }
+
   /** A consumer's read from {@code offset}: only what lies below the high watermark. */
-  public CompletableFuture<PartitionRead> read(
+  CompletableFuture<PartitionRead> read(
       TopicPartition tp, long offset, int maxBytes, int currentLeaderEpoch) {
     return forClient(
         tp,
@@ -324,7 +438,7 @@ public final class ReplicaManager implements AutoCloseable {
   }
 
   /** A follower's fetch: records its progress, and reads up to the log end. */
-  public CompletableFuture<PartitionRead> readForFollower(
+  CompletableFuture<PartitionRead> readForFollower(
       TopicPartition tp,
       int replicaId,
       long fetchOffset,
@@ -334,7 +448,6 @@ public final class ReplicaManager implements AutoCloseable {
     return onPartition(
         tp,
         p -> {
-          long before = p.highWatermark();
           Partition.FollowerRead read =
               p.readForFollower(
                   replicaId,
@@ -343,9 +456,7 @@ public final class ReplicaManager implements AutoCloseable {
                   currentLeaderEpoch,
                   maxBytes,
                   System.currentTimeMillis());
-          if (p.highWatermark() > before) {
-            wakeWaiters(tp);
-          }
+          changed(tp);
           maybeChangeIsr(p);
           return new PartitionRead(
               read.read(),
@@ -389,7 +500,7 @@ public final class ReplicaManager implements AutoCloseable {
               records,
               leaderHighWatermark,
               leaderLogStartOffset);
-          wakeWaiters(tp);
+          changed(tp);
           return null;
         });
   }
@@ -407,6 +518,7 @@ public final class ReplicaManager implements AutoCloseable {
               position.fetchOffset(),
               leaderLogStartOffset,
               leaderHighWatermark);
+          changed(tp);
           return null;
         });
   }
@@ -478,7 +590,9 @@ public final class ReplicaManager implements AutoCloseable {
             throw new OffsetOutOfRangeException(
                 "Offset " + offset + " is above the high watermark " + p.highWatermark());
           }
-          return p.log.deleteRecordsBefore(to);
+          long start = p.log.deleteRecordsBefore(to);
+          changed(tp);
+          return start;
         });
   }
 
@@ -520,38 +634,6 @@ public final class ReplicaManager implements AutoCloseable {
         });
   }
 
-  /**
-   * Runs {@code waiter} once, after the next append or high watermark move on any of {@code
-   * partitions}. The caller removes it with {@link #cancelWait} when it stops waiting for another
-   * reason.
-   */
-  public void awaitAppend(Collection<TopicPartition> waitOn, Runnable waiter) {
-    synchronized (appendWaiters) {
-      waitOn.forEach(tp -> appendWaiters.computeIfAbsent(tp, k -> new ArrayList<>()).add(waiter));
-    }
-  }
-
-  public void cancelWait(Collection<TopicPartition> waitOn, Runnable waiter) {
-    synchronized (appendWaiters) {
-      for (TopicPartition tp : waitOn) {
-        List<Runnable> waiters = appendWaiters.get(tp);
-        if (waiters != null && waiters.remove(waiter) && waiters.isEmpty()) {
-          appendWaiters.remove(tp);
-        }
-      }
-    }
-  }
-
-  private void wakeWaiters(TopicPartition tp) {
-    List<Runnable> waiters;
-    synchronized (appendWaiters) {
-      waiters = appendWaiters.remove(tp);
-    }
-    if (waiters != null) {
-      waiters.forEach(Runnable::run);
-    }
-  }
-
   /** Applies retention and the flush policy to every log, each on its shard. */
   public void runLogMaintenance() {
     for (PartitionLog log : logManager.logs().values()) {
@@ -562,6 +644,7 @@ public final class ReplicaManager implements AutoCloseable {
                   try {
                     log.deleteOldSegments();
                     log.maybeFlush(System.currentTimeMillis());
+                    changed(log.topicPartition());
                   } catch (RuntimeException e) {
                     LOG.warn("{}: log maintenance failed: {}", log.topicPartition(), e.toString());
                   }

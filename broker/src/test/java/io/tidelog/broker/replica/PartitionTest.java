@@ -18,6 +18,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
@@ -31,6 +32,7 @@ class PartitionTest {
   private static final long NOW = 1_000_000;
 
   @TempDir Path dir;
+  private int logs;
 
   private Partition leaderWithFollower2OutOfSync() throws Exception {
     return leaderWithFollower2OutOfSync(RecordBatch.NO_PARTITION_LEADER_EPOCH);
@@ -42,7 +44,7 @@ class PartitionTest {
   private Partition leaderWithFollower2OutOfSync(int lastFetchedEpoch) throws Exception {
     PartitionLog log =
         PartitionLog.open(
-            dir.resolve("t-0"),
+            dir.resolve("leader-" + logs++).resolve("t-0"),
             LogConfig.parse(Map.of()),
             PartitionLog.LoadState.NEW,
             new LogServices(Time.SYSTEM, Runnable::run, (logDir, cause) -> {}));
@@ -123,25 +125,74 @@ class PartitionTest {
     assertThat(partition.wantedIsr(NOW, LAG_MS, Set.of(0, 1)::contains)).isNull();
   }
 
+  private static MemoryRecords oneRecord() {
+    return MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("v".getBytes()));
+  }
+
+  /** An acks=all append to a leader whose ISR {0, 1, 2} needs two replicas, waiting. */
+  private DelayedProduce waitingAcksAll(Partition partition) {
+    partition.applyState(
+        new PartitionState(0, 1, List.of(0, 1, 2), 2, 11), List.of(0, 1, 2), 2, NOW);
+    DelayedProduce waiting =
+        new DelayedProduce(
+            partition, partition.leaderEpoch(), partition.appendAsLeader(oneRecord(), (short) -1));
+    waiting.tryComplete(partition.tp);
+    assertThat(waiting.result()).isNotDone();
+    return waiting;
+  }
+
   @Test
   void anAcksAllAppendFailsAfterTheAppendWhenTheIsrShrinksBelowTheMinimumAndThenBeforeIt()
       throws Exception {
     Partition partition = leaderWithFollower2OutOfSync();
-    partition.applyState(
-        new PartitionState(0, 1, List.of(0, 1, 2), 2, 11), List.of(0, 1, 2), 2, NOW);
-    MemoryRecords records =
-        MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("v".getBytes()));
-    Partition.PendingAck waiting = partition.appendAsLeader(records, (short) -1, 10);
-    assertThat(waiting.done()).isNotDone();
+    DelayedProduce waiting = waitingAcksAll(partition);
 
     // The ISR shrinks to the leader alone, below min.insync.replicas = 2
     partition.applyState(new PartitionState(0, 1, List.of(0), 3, 12), List.of(0, 1, 2), 2, NOW);
+    waiting.tryComplete(partition.tp);
 
-    assertThat(waiting.done())
+    assertThat(waiting.result())
         .failsWithin(Duration.ZERO)
         .withThrowableOfType(ExecutionException.class)
         .withCauseInstanceOf(NotEnoughReplicasAfterAppendException.class);
-    assertThatThrownBy(() -> partition.appendAsLeader(records, (short) -1, 10))
+    assertThatThrownBy(() -> partition.appendAsLeader(oneRecord(), (short) -1))
         .isInstanceOf(NotEnoughReplicasException.class);
+  }
+
+  @Test
+  void anAcksAllAppendCompletesWhenEveryIsrMemberHasFetchedPastIt() throws Exception {
+    Partition partition = leaderWithFollower2OutOfSync();
+    DelayedProduce waiting = waitingAcksAll(partition);
+    long end = partition.log.logEndOffset();
+
+    partition.readForFollower(1, end, partition.leaderEpoch(), 1, 1024, NOW);
+    waiting.tryComplete(partition.tp);
+    assertThat(waiting.result()).as("follower 2 has not fetched past it").isNotDone();
+    partition.readForFollower(2, end, partition.leaderEpoch(), 1, 1024, NOW);
+    waiting.tryComplete(partition.tp);
+
+    assertThat(waiting.result()).succeedsWithin(Duration.ZERO);
+    assertThat(partition.highWatermark()).isEqualTo(end);
+  }
+
+  @Test
+  void anAcksAllAppendFailsWhenTheLeaderMovesOrThisBrokerResigns() throws Exception {
+    Partition moved = leaderWithFollower2OutOfSync();
+    DelayedProduce waiting = waitingAcksAll(moved);
+    moved.applyState(new PartitionState(1, 2, List.of(0, 1, 2), 4, 13), List.of(0, 1, 2), 2, NOW);
+    waiting.tryComplete(moved.tp);
+    assertThat(waiting.result())
+        .failsWithin(Duration.ZERO)
+        .withThrowableOfType(ExecutionException.class)
+        .withCauseInstanceOf(NotLeaderOrFollowerException.class);
+
+    Partition resigned = leaderWithFollower2OutOfSync();
+    DelayedProduce alsoWaiting = waitingAcksAll(resigned);
+    resigned.resign();
+    alsoWaiting.tryComplete(resigned.tp);
+    assertThat(alsoWaiting.result())
+        .failsWithin(Duration.ZERO)
+        .withThrowableOfType(ExecutionException.class)
+        .withCauseInstanceOf(NotLeaderOrFollowerException.class);
   }
 }
