@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.function.IntToLongFunction;
+import org.apache.kafka.common.KafkaException;
 
 /**
  * A memory-mapped file of fixed-size entries, sorted by key, that belongs to one {@link
@@ -19,6 +20,13 @@ import java.util.function.IntToLongFunction;
  * zero-filled tail left by a crash is ignored. An index is a hint that recovery can rebuild from
  * the log at any time.
  *
+ * <p>Mapped only while in use, as Kafka's {@code LazyIndex}: a loaded log and a segment that is no
+ * longer active {@link #release release} their mappings (the entry count stays known), and map
+ * again when a lookup or an append next needs them. So a partition nobody wrote or read since the
+ * broker started holds no mapping at all, where Kafka holds its active segment's two, and the
+ * broker's count of memory mappings ({@code vm.max_map_count}) grows with the partitions in use,
+ * not with segments.
+ *
  * <p>Not thread-safe: the owning {@link PartitionLog}'s thread calls it.
  */
 abstract class AbstractIndex implements AutoCloseable {
@@ -27,8 +35,17 @@ abstract class AbstractIndex implements AutoCloseable {
   private final long baseOffset;
   private final int maxIndexSizeBytes;
   private final Path file;
+
+  /** The mapping, or null while released. */
   private MappedByteBuffer mmap;
+
+  /** The file's length: what the mapping spans, mapped or not. */
+  private int mappedBytes;
+
   private int entries;
+
+  /** Whether entries or the file's length changed since the last {@link #flush}. */
+  private boolean dirty;
 
   AbstractIndex(Path file, long baseOffset, int maxIndexSizeBytes, int entrySize)
       throws IOException {
@@ -63,7 +80,7 @@ abstract class AbstractIndex implements AutoCloseable {
   }
 
   final int maxEntries() {
-    return mmap.limit() / entrySize;
+    return mappedBytes / entrySize;
   }
 
   final boolean isFull() {
@@ -74,8 +91,27 @@ abstract class AbstractIndex implements AutoCloseable {
     return entries * entrySize;
   }
 
+  /** The entries, mapped again first if released. */
   final ByteBuffer buffer() {
+    if (mmap == null) {
+      try {
+        map(mappedBytes);
+      } catch (IOException e) {
+        throw new KafkaException("Cannot map index " + file, e);
+      }
+    }
     return mmap;
+  }
+
+  /** Whether the file is mapped now. */
+  final boolean isMapped() {
+    return mmap != null;
+  }
+
+  /** Unmaps the file until the next lookup or append; its length and entries stay. */
+  final void release() {
+    unmap(mmap);
+    mmap = null;
   }
 
   final int position(int slot) {
@@ -103,7 +139,7 @@ abstract class AbstractIndex implements AutoCloseable {
     }
     int start = entries * entrySize;
     int written = pageEnd(start); // the pages up to here hold entries, so they are allocated
-    int end = Math.min(pageEnd(start + entrySize), mmap.limit());
+    int end = Math.min(pageEnd(start + entrySize), mappedBytes);
     if (end > written) {
       try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
         ByteBuffer zeros = ByteBuffer.allocate(end - written);
@@ -112,6 +148,7 @@ abstract class AbstractIndex implements AutoCloseable {
         }
       }
     }
+    dirty = true;
     return entries++;
   }
 
@@ -153,41 +190,58 @@ abstract class AbstractIndex implements AutoCloseable {
 
   /** Makes room for a full index again, for the segment that becomes active after a reload. */
   final void resizeForAppends() throws IOException {
-    if (mmap.limit() < maxIndexSizeBytes) {
+    if (mappedBytes < maxIndexSizeBytes) {
       remap(maxIndexSizeBytes);
     }
   }
 
   /** Shrinks the file to the entries it holds, as Kafka does when a segment becomes inactive. */
   final void trimToValidSize() throws IOException {
-    if (mmap.limit() != sizeInBytes()) {
+    if (mappedBytes != sizeInBytes()) {
       remap(sizeInBytes());
     }
   }
 
-  final void flush() {
-    mmap.force();
+  /**
+   * Makes the entries durable. A released index forces its file: the pages written through the
+   * mapping it had stay in the page cache until then.
+   */
+  final void flush() throws IOException {
+    if (!dirty) {
+      return;
+    }
+    if (mmap != null) {
+      mmap.force();
+    } else {
+      try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+        channel.force(true);
+      }
+    }
+    dirty = false;
   }
 
   @Override
   public final void close() throws IOException {
     trimToValidSize();
     unmap(mmap);
+    mmap = null;
   }
 
   /** Releases the mapping without touching the file, for a log directory that failed. */
   final void closeHandler() {
     unmap(mmap);
+    mmap = null;
   }
 
   final void delete() throws IOException {
     unmap(mmap);
+    mmap = null;
     Files.deleteIfExists(file);
   }
 
   private int countValidPrefix() {
     int valid = 0;
-    int total = mmap.limit() / entrySize;
+    int total = mappedBytes / entrySize;
     long previous = Long.MIN_VALUE;
     while (valid < total) {
       long key = keyAt(valid);
@@ -200,16 +254,27 @@ abstract class AbstractIndex implements AutoCloseable {
     return valid;
   }
 
+  /** Sets the file's length to {@code newSizeBytes}, mapped if it was. */
   private void remap(int newSizeBytes) throws IOException {
-    MappedByteBuffer old = mmap;
-    unmap(old);
-    map(newSizeBytes);
+    dirty = true;
+    boolean wasMapped = mmap != null;
+    unmap(mmap);
+    mmap = null;
+    if (wasMapped) {
+      map(newSizeBytes);
+    } else {
+      try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+        raf.setLength(newSizeBytes);
+      }
+      mappedBytes = newSizeBytes;
+    }
   }
 
   private void map(int sizeBytes) throws IOException {
     try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
       raf.setLength(sizeBytes);
       mmap = raf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, sizeBytes);
+      mappedBytes = sizeBytes;
     }
   }
 

@@ -460,6 +460,18 @@ final class LogSegment implements AutoCloseable {
     timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
     offsetIndex.trimToValidSize();
     timeIndex.trimToValidSize();
+    releaseIndexes();
+  }
+
+  /** Unmaps the indexes until a lookup or an append needs them again. */
+  void releaseIndexes() {
+    offsetIndex.release();
+    timeIndex.release();
+  }
+
+  /** Whether an index of this segment is mapped now. */
+  boolean indexesMapped() {
+    return offsetIndex.isMapped() || timeIndex.isMapped();
   }
 
   void flush() throws IOException {

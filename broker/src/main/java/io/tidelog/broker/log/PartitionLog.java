@@ -192,6 +192,11 @@ public final class PartitionLog implements AutoCloseable {
     LogSegment active = segments.lastEntry().getValue();
     logEndOffset = loadActiveTail(active, recovered);
     active.prepareForAppends();
+    // Mapped again by the first lookup or append that needs them. A segment recovery rebuilt
+    // records its final largest timestamp as at a roll; for the others that is done already.
+    for (LogSegment segment : segments.headMap(active.baseOffset()).values()) {
+      segment.onBecomeInactiveSegment();
+    }
     logStartOffset = Math.min(Math.max(state.logStartOffset(), segments.firstKey()), logEndOffset);
     leaderEpochCache.truncateFromEnd(logEndOffset);
     leaderEpochCache.truncateFromStart(logStartOffset);
@@ -202,6 +207,9 @@ public final class PartitionLog implements AutoCloseable {
     }
     recoveryPoint = logEndOffset;
     rebuildProducerState();
+    for (LogSegment segment : segments.values()) {
+      segment.releaseIndexes(); // what loading the producer state looked up
+    }
   }
 
   /**

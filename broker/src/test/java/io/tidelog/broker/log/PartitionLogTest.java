@@ -582,6 +582,46 @@ class PartitionLogTest {
     assertThat(reopened.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 10));
   }
 
+  /** The memory mappings this process holds of files in {@code dir}, from /proc/self/maps. */
+  private static long mappingsOf(Path dir) throws IOException {
+    return Files.readAllLines(Path.of("/proc/self/maps")).stream()
+        .filter(line -> line.endsWith(".index") || line.endsWith(".timeindex"))
+        .filter(line -> line.contains(dir.toString()))
+        .count();
+  }
+
+  @Test
+  void indexesAreMappedOnlyWhileInUse() throws IOException {
+    // Given a log of several segments: only the active one's two indexes are mapped
+    Map<String, String> configs = Map.of("segment.bytes", "300", "index.interval.bytes", "0");
+    PartitionLog log = open(configs);
+    for (int i = 0; i < 20; i++) {
+      log.append(batch(T0 + i * 10, "r" + i), 1);
+    }
+    assertThat(log.numberOfSegments()).isGreaterThanOrEqualTo(4);
+    assertThat(mappingsOf(log.dir())).isEqualTo(2);
+    log.close();
+    opened.remove(log);
+
+    // When it is loaded again: nothing is mapped until used
+    PartitionLog reopened = open(configs, new LoadState(20, 0, true));
+    assertThat(mappingsOf(reopened.dir())).isZero();
+
+    // A read maps the offset index of the segment it looks in, an append both indexes of the
+    // active segment
+    assertThat(offsets(reopened.read(1, 1, Long.MAX_VALUE).records())).containsExactly(1L);
+    assertThat(mappingsOf(reopened.dir())).isEqualTo(1);
+    reopened.append(batch(T0 + 200, "r20"), 1);
+    assertThat(mappingsOf(reopened.dir())).isEqualTo(3);
+
+    // And every lookup still finds what it did
+    for (long offset = 0; offset <= 20; offset++) {
+      assertThat(offsets(reopened.read(offset, 1, Long.MAX_VALUE).records()))
+          .containsExactly(offset);
+    }
+    assertThat(reopened.offsetForTimestamp(T0 + 45).map(found -> found.offset)).contains(5L);
+  }
+
   @Test
   void missingOrDamagedIndexesAreRebuilt() throws IOException {
     PartitionLog log = open(Map.of("segment.bytes", "300", "index.interval.bytes", "0"));
