@@ -42,7 +42,10 @@ abstract class AbstractIndex implements AutoCloseable {
   /** The file's length: what the mapping spans, mapped or not. */
   private int mappedBytes;
 
+  /** How many entries are valid, or {@link #UNCOUNTED} until something asks. */
   private int entries;
+
+  private static final int UNCOUNTED = -1;
 
   /** Whether entries or the file's length changed since the last {@link #flush}. */
   private boolean dirty;
@@ -58,11 +61,19 @@ abstract class AbstractIndex implements AutoCloseable {
           "index size " + maxIndexSizeBytes + " is below one entry of " + entrySize + " bytes");
     }
     boolean newlyCreated = !Files.exists(file) || Files.size(file) == 0;
-    map(
-        newlyCreated
-            ? this.maxIndexSizeBytes
-            : (int) Math.min(Files.size(file), Integer.MAX_VALUE));
-    this.entries = newlyCreated ? 0 : countValidPrefix();
+    if (newlyCreated) {
+      try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+        raf.setLength(this.maxIndexSizeBytes); // sparse
+      }
+      this.mappedBytes = this.maxIndexSizeBytes;
+      this.entries = 0;
+    } else {
+      // Counted, and mapped, when first needed: a segment that recovery rebuilds never is. On
+      // a machine with a large read-ahead a first touch of a mapping reads megabytes around it,
+      // zeros and all in a preallocated file.
+      this.mappedBytes = (int) Math.min(Files.size(file), Integer.MAX_VALUE);
+      this.entries = UNCOUNTED;
+    }
   }
 
   /** The sort key of the entry in {@code slot}, as an absolute value. */
@@ -76,6 +87,9 @@ abstract class AbstractIndex implements AutoCloseable {
   }
 
   final int entries() {
+    if (entries == UNCOUNTED) {
+      entries = countValidPrefix();
+    }
     return entries;
   }
 
@@ -84,11 +98,11 @@ abstract class AbstractIndex implements AutoCloseable {
   }
 
   final boolean isFull() {
-    return entries >= maxEntries();
+    return entries() >= maxEntries();
   }
 
   final int sizeInBytes() {
-    return entries * entrySize;
+    return entries() * entrySize;
   }
 
   /** The entries, mapped again first if released. */
@@ -134,10 +148,10 @@ abstract class AbstractIndex implements AutoCloseable {
           "index "
               + file
               + " is full with "
-              + entries
+              + entries()
               + " entries; the segment should have rolled");
     }
-    int start = entries * entrySize;
+    int start = entries() * entrySize;
     int written = pageEnd(start); // the pages up to here hold entries, so they are allocated
     int end = Math.min(pageEnd(start + entrySize), mappedBytes);
     if (end > written) {
@@ -160,7 +174,7 @@ abstract class AbstractIndex implements AutoCloseable {
   /** The largest slot whose {@code key} is at most {@code target}, or -1 when there is none. */
   final int largestSlotAtMost(long target, IntToLongFunction key) {
     int lo = 0;
-    int hi = entries - 1;
+    int hi = entries() - 1;
     int found = -1;
     while (lo <= hi) {
       int mid = (lo + hi) >>> 1;
@@ -176,7 +190,7 @@ abstract class AbstractIndex implements AutoCloseable {
 
   /** Drops every entry from {@code slot} on. */
   final void truncateToSlot(int slot) {
-    entries = Math.max(0, Math.min(entries, slot));
+    entries = slot <= 0 ? 0 : Math.min(entries(), slot); // 0: nothing to count
   }
 
   final int relativeOffset(long offset) {

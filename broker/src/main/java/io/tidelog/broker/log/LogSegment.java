@@ -41,6 +41,13 @@ final class LogSegment implements AutoCloseable {
   private int bytesSinceLastIndexEntry;
   private long maxTimestampSoFar = RecordBatch.NO_TIMESTAMP;
   private long offsetOfMaxTimestampSoFar;
+
+  /**
+   * Whether the two fields above are known: read from the time index's last entry when first
+   * needed, so that opening a segment reads none of its index.
+   */
+  private boolean maxTimestampKnown;
+
   private long firstBatchTimestamp = RecordBatch.NO_TIMESTAMP;
   // Bytes in [verifiedPrefixBytes, appendedFromBytes) have not been CRC-checked by this process.
   private int verifiedPrefixBytes;
@@ -62,9 +69,15 @@ final class LogSegment implements AutoCloseable {
     this.offsetOfMaxTimestampSoFar = baseOffset;
     this.verifiedPrefixBytes = 0;
     this.appendedFromBytes = log.sizeInBytes();
-    TimestampOffset lastTime = timeIndex.lastEntry();
-    this.maxTimestampSoFar = lastTime.timestamp();
-    this.offsetOfMaxTimestampSoFar = lastTime.offset();
+  }
+
+  private void knowMaxTimestamp() {
+    if (!maxTimestampKnown) {
+      TimestampOffset lastTime = timeIndex.lastEntry();
+      maxTimestampSoFar = lastTime.timestamp();
+      offsetOfMaxTimestampSoFar = lastTime.offset();
+      maxTimestampKnown = true;
+    }
   }
 
   /** Opens the segment at {@code baseOffset} in {@code dir}, creating its files when missing. */
@@ -135,6 +148,7 @@ final class LogSegment implements AutoCloseable {
   }
 
   private void indexBatch(RecordBatch batch, int position) throws IOException {
+    knowMaxTimestamp();
     if (batch.maxTimestamp() > maxTimestampSoFar) {
       maxTimestampSoFar = batch.maxTimestamp();
       offsetOfMaxTimestampSoFar = batch.lastOffset();
@@ -302,12 +316,14 @@ final class LogSegment implements AutoCloseable {
 
   /** The largest record timestamp, or the file's modification time when it has none. */
   long largestTimestamp() throws IOException {
+    knowMaxTimestamp();
     return maxTimestampSoFar >= 0
         ? maxTimestampSoFar
         : Files.getLastModifiedTime(logFile()).toMillis();
   }
 
   long maxTimestampSoFar() {
+    knowMaxTimestamp();
     return maxTimestampSoFar;
   }
 
@@ -316,6 +332,7 @@ final class LogSegment implements AutoCloseable {
    * MAX_TIMESTAMP wants it (KIP-734), if the segment holds records with timestamps.
    */
   Optional<TimestampAndOffset> maxTimestampRecord() {
+    knowMaxTimestamp();
     if (maxTimestampSoFar < 0) {
       return Optional.empty();
     }
@@ -353,6 +370,7 @@ final class LogSegment implements AutoCloseable {
     timeIndex.truncateToSlot(0);
     maxTimestampSoFar = RecordBatch.NO_TIMESTAMP;
     offsetOfMaxTimestampSoFar = baseOffset;
+    maxTimestampKnown = true;
     bytesSinceLastIndexEntry = 0;
     firstBatchTimestamp = RecordBatch.NO_TIMESTAMP;
     int validBytes = 0;
@@ -406,9 +424,8 @@ final class LogSegment implements AutoCloseable {
    * @throws CorruptRecordException when a header there is broken; the caller recovers instead
    */
   long loadTail() {
-    TimestampOffset lastTime = timeIndex.lastEntry();
-    maxTimestampSoFar = lastTime.timestamp();
-    offsetOfMaxTimestampSoFar = lastTime.offset();
+    maxTimestampKnown = false;
+    knowMaxTimestamp();
     bytesSinceLastIndexEntry = 0;
     long nextOffset = baseOffset;
     for (FileChannelRecordBatch batch : log.batchesFrom(offsetIndex.lastEntry().position())) {
@@ -457,7 +474,9 @@ final class LogSegment implements AutoCloseable {
    * Records the final largest timestamp and shrinks the indexes when a newer segment takes over.
    */
   void onBecomeInactiveSegment() throws IOException {
-    timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+    if (maxTimestampKnown) { // else the time index's last entry holds it
+      timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+    }
     offsetIndex.trimToValidSize();
     timeIndex.trimToValidSize();
     releaseIndexes();
@@ -483,7 +502,9 @@ final class LogSegment implements AutoCloseable {
   @Override
   public void close() throws IOException {
     try {
-      timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+      if (maxTimestampKnown) { // else the time index's last entry holds it
+        timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+      }
       offsetIndex.close();
       timeIndex.close();
     } finally {

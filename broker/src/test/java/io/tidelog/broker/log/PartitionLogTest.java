@@ -611,11 +611,12 @@ class PartitionLogTest {
     // active segment
     assertThat(offsets(reopened.read(1, 1, Long.MAX_VALUE).records())).containsExactly(1L);
     assertThat(mappingsOf(reopened.dir())).isEqualTo(1);
-    reopened.append(batch(T0 + 200, "r20"), 1);
+    reopened.append(batch(T0 + 200, "r20"), 1); // rolls: the new segment has no entry yet
+    reopened.append(batch(T0 + 210, "r21"), 1);
     assertThat(mappingsOf(reopened.dir())).isEqualTo(3);
 
     // And every lookup still finds what it did
-    for (long offset = 0; offset <= 20; offset++) {
+    for (long offset = 0; offset <= 21; offset++) {
       assertThat(offsets(reopened.read(offset, 1, Long.MAX_VALUE).records()))
           .containsExactly(offset);
     }
