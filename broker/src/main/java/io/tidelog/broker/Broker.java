@@ -462,10 +462,10 @@ public final class Broker implements AutoCloseable {
       registration.beginShutdown();
       boolean moved =
           metadata.awaitImage(
-              image -> image.partitions().values().stream().noneMatch(p -> p.leader() == id),
-              CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+              image -> !image.leadsPartitionsToHandOver(id), CONTROLLED_SHUTDOWN_TIMEOUT_MS);
       if (moved) {
-        LOG.info("Controlled shutdown: broker {} leads no partition now", id);
+        LOG.info(
+            "Controlled shutdown: broker {} leads no partition that another replica could", id);
       } else {
         LOG.warn(
             "Controlled shutdown: broker {} still leads partitions after {} ms; stopping anyway",

@@ -53,6 +53,19 @@ public record ClusterImage(
     return broker != null && !broker.shuttingDown();
   }
 
+  /**
+   * Whether {@code brokerId} leads a partition that another {@linkplain #isActive active} ISR
+   * member could take over: what a controlled shutdown waits for. A partition it alone can lead
+   * (replication factor 1, or an ISR of one) has nowhere to go, as in Kafka, and is not waited for.
+   */
+  public boolean leadsPartitionsToHandOver(int brokerId) {
+    return partitions.values().stream()
+        .anyMatch(
+            p ->
+                p.leader() == brokerId
+                    && p.isr().stream().anyMatch(r -> r != brokerId && isActive(r)));
+  }
+
   /** The brokers that are {@linkplain #isActive active}. */
   public Set<Integer> activeBrokers() {
     return assignableBrokers().stream().map(BrokerInfo::id).collect(Collectors.toUnmodifiableSet());
