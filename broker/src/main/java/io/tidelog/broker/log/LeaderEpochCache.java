@@ -15,7 +15,11 @@ import org.apache.kafka.common.record.RecordBatch;
  * the two logs diverge.
  *
  * <p>Persisted in Kafka's {@code leader-epoch-checkpoint} format ({@code <epoch> <startOffset>}
- * lines in a {@link CheckpointFile}) on every change, and truncated together with the log.
+ * lines in a {@link CheckpointFile}) on every change, and truncated together with the log. One
+ * exception, as Kafka flushes the same trims asynchronously: what loading the log trims ({@link
+ * #trimToLog}) is written only before the log next grows ({@link #writeIfTrimmed}). Until then the
+ * file may hold epochs past the log's end, which every load trims again, and a broker restarting
+ * with many idle partitions writes no file for them (two fsyncs each).
  *
  * <p>Not thread-safe: the owning {@link PartitionLog}'s thread calls it.
  */
@@ -24,6 +28,9 @@ final class LeaderEpochCache {
 
   private final CheckpointFile checkpoint;
   private final NavigableMap<Integer, Long> startOffsets = new TreeMap<>();
+
+  /** Whether {@link #trimToLog} changed the history since it was last written. */
+  private boolean trimmedSinceWritten;
 
   private LeaderEpochCache(CheckpointFile checkpoint) {
     this.checkpoint = checkpoint;
@@ -82,7 +89,7 @@ final class LeaderEpochCache {
 
   /** Drops epochs that start at or after {@code endOffset}, after the log was truncated there. */
   void truncateFromEnd(long endOffset) throws IOException {
-    if (startOffsets.values().removeIf(start -> start >= endOffset)) {
+    if (removeFrom(endOffset)) {
       persist();
     }
   }
@@ -92,6 +99,30 @@ final class LeaderEpochCache {
    * holds it up to it, after the log start offset advanced.
    */
   void truncateFromStart(long startOffset) throws IOException {
+    if (startAt(startOffset)) {
+      persist();
+    }
+  }
+
+  /** At load: fits the history to the log's offsets, without writing it. */
+  void trimToLog(long logStartOffset, long logEndOffset) {
+    boolean changed = removeFrom(logEndOffset);
+    changed |= startAt(logStartOffset);
+    trimmedSinceWritten |= changed;
+  }
+
+  /** Before the log grows: writes what {@link #trimToLog} changed, if not written since. */
+  void writeIfTrimmed() throws IOException {
+    if (trimmedSinceWritten) {
+      persist();
+    }
+  }
+
+  private boolean removeFrom(long endOffset) {
+    return startOffsets.values().removeIf(start -> start >= endOffset);
+  }
+
+  private boolean startAt(long startOffset) {
     Map.Entry<Integer, Long> holding = null;
     for (Map.Entry<Integer, Long> entry : startOffsets.entrySet()) {
       if (entry.getValue() <= startOffset) {
@@ -99,15 +130,15 @@ final class LeaderEpochCache {
       }
     }
     if (holding == null) {
-      return;
+      return false;
     }
     int epoch = holding.getKey();
     boolean changed = holding.getValue() != startOffset || startOffsets.firstKey() != epoch;
     if (changed) {
       startOffsets.headMap(epoch, false).clear();
       startOffsets.put(epoch, startOffset);
-      persist();
     }
+    return changed;
   }
 
   void clear() throws IOException {
@@ -123,6 +154,7 @@ final class LeaderEpochCache {
 
   private void persist() throws IOException {
     checkpoint.write(entries().stream().map(e -> e.epoch() + " " + e.startOffset()).toList());
+    trimmedSinceWritten = false;
   }
 
   /** An epoch and the first offset written in it. */

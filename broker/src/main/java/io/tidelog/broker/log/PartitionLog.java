@@ -198,8 +198,7 @@ public final class PartitionLog implements AutoCloseable {
       segment.onBecomeInactiveSegment();
     }
     logStartOffset = Math.min(Math.max(state.logStartOffset(), segments.firstKey()), logEndOffset);
-    leaderEpochCache.truncateFromEnd(logEndOffset);
-    leaderEpochCache.truncateFromStart(logStartOffset);
+    leaderEpochCache.trimToLog(logStartOffset, logEndOffset);
     for (LogSegment segment : recovered) {
       if (segments.get(segment.baseOffset()) == segment) {
         segment.flush();
@@ -366,6 +365,7 @@ public final class PartitionLog implements AutoCloseable {
     }
     LogConfig config = this.config;
     try {
+      leaderEpochCache.writeIfTrimmed(); // no epoch past the log end may outlive this append
       LogSegment segment =
           maybeRoll(
               new RollParams(

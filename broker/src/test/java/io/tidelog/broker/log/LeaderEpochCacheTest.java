@@ -50,6 +50,33 @@ class LeaderEpochCacheTest {
   }
 
   @Test
+  void whatLoadingTrimsIsWrittenOnlyBeforeTheLogGrows() throws IOException {
+    // Given a history 1@0, 2@10, 3@20 on file
+    LeaderEpochCache written = LeaderEpochCache.load(dir);
+    written.assign(1, 0);
+    written.assign(2, 10);
+    written.assign(3, 20);
+    Path file = dir.resolve("leader-epoch-checkpoint");
+    List<String> before = Files.readAllLines(file);
+
+    // When a load finds the log spanning 5 to 20: epoch 3 holds nothing, epoch 1 starts at 5
+    LeaderEpochCache loaded = LeaderEpochCache.load(dir);
+    loaded.trimToLog(5, 20);
+
+    // Then the history is trimmed in memory only, and every load trims the file the same way
+    assertThat(loaded.entries()).containsExactly(new EpochEntry(1, 5), new EpochEntry(2, 10));
+    assertThat(Files.readAllLines(file)).isEqualTo(before);
+    LeaderEpochCache again = LeaderEpochCache.load(dir);
+    again.trimToLog(5, 20);
+    assertThat(again.entries()).isEqualTo(loaded.entries());
+
+    // And before the log grows it is written, so no epoch past the log's end outlives an append
+    loaded.writeIfTrimmed();
+    assertThat(Files.readAllLines(file)).containsExactly("0", "2", "1 5", "2 10");
+    assertThat(LeaderEpochCache.load(dir).entries()).isEqualTo(loaded.entries());
+  }
+
+  @Test
   void aNewEpochStartingEarlierReplacesLaterEntries() throws IOException {
     LeaderEpochCache cache = LeaderEpochCache.load(dir);
     cache.assign(1, 0);

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.tidelog.broker.log.PartitionLog.LoadState;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -563,6 +564,30 @@ class PartitionLogTest {
     log.append(batch(T0, "b"), 0);
 
     assertThat(log.recoveryPoint()).isEqualTo(1);
+  }
+
+  @Test
+  void anEpochPastTheLogEndIsDroppedAtLoadAndFromTheFileByTheNextAppend() throws IOException {
+    // Given a log led at epoch 1 with two records, then at epoch 2 without a record
+    PartitionLog log = open(Map.of());
+    log.append(batch(T0, "a", "b"), 1);
+    log.assignLeaderEpoch(2);
+    log.close();
+    opened.remove(log);
+    Path file = log.dir().resolve("leader-epoch-checkpoint");
+    assertThat(Files.readAllLines(file)).containsExactly("0", "2", "1 0", "2 2");
+
+    // When it loads, epoch 2 is dropped: it holds nothing (the file keeps it until the log grows)
+    PartitionLog reopened = open(Map.of(), new LoadState(2, 0, true));
+    assertThat(reopened.latestEpoch()).isEqualTo(1);
+    assertThat(Files.readAllLines(file)).containsExactly("0", "2", "1 0", "2 2");
+
+    // Then a follower's append of epoch-1 records at offset 2 writes the trimmed history first
+    reopened.appendAsFollower(
+        MemoryRecords.withRecords(
+            2L, Compression.NONE, 1, new SimpleRecord("c".getBytes(StandardCharsets.UTF_8))));
+    assertThat(Files.readAllLines(file)).containsExactly("0", "1", "1 0");
+    assertThat(reopened.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 3));
   }
 
   @Test
