@@ -170,15 +170,19 @@ public final class MetadataStore implements AutoCloseable {
   /**
    * Records several new topics in as few etcd transactions as etcd's default limit of {@value
    * #DEFAULT_MAX_TXN_OPS} operations allows, as Kafka's controller appends one batch of records:
-   * each transaction holds whole topics (a larger topic goes alone). When a transaction fails
-   * because one of its names was taken meanwhile, its topics are created one by one, so that each
-   * gets its own outcome.
+   * each transaction holds whole topics (a larger topic goes alone). The transactions go one after
+   * the other, and the metadata is awaited once, after the last: a request of many topics waits for
+   * etcd's commits, not for the watch to deliver each. When a transaction fails because one of its
+   * names was taken meanwhile, its topics are created one by one, so that each gets its own
+   * outcome.
    *
    * @return each topic's outcome by name, completed: its metadata, or what {@link #createTopic}
    *     would have thrown
    */
   public Map<String, CompletableFuture<TopicMetadata>> createTopics(List<NewTopic> topics) {
     Map<String, CompletableFuture<TopicMetadata>> outcomes = new LinkedHashMap<>();
+    Map<String, CompletableFuture<TopicMetadata>> written = new LinkedHashMap<>();
+    long[] lastRevision = {0};
     List<TopicMetadata> batch = new ArrayList<>();
     int batchOps = 0;
     for (NewTopic wanted : topics) {
@@ -191,7 +195,7 @@ public final class MetadataStore implements AutoCloseable {
       }
       int ops = 1 + topic.partitions();
       if (!batch.isEmpty() && batchOps + ops > DEFAULT_MAX_TXN_OPS) {
-        createBatch(batch, outcomes);
+        createBatch(batch, outcomes, written, lastRevision);
         batch.clear();
         batchOps = 0;
       }
@@ -199,38 +203,55 @@ public final class MetadataStore implements AutoCloseable {
       batchOps += ops;
     }
     if (!batch.isEmpty()) {
-      createBatch(batch, outcomes);
+      createBatch(batch, outcomes, written, lastRevision);
+    }
+    if (!written.isEmpty()) {
+      try {
+        awaitRevision(lastRevision[0]);
+        written.forEach((name, outcome) -> outcome.complete(image.topics().get(name)));
+      } catch (RuntimeException e) {
+        written.values().forEach(outcome -> outcome.completeExceptionally(e));
+      }
     }
     return outcomes;
   }
 
+  /**
+   * Creates {@code batch} in one transaction; its topics' outcomes go into {@code written}, to be
+   * completed once the metadata reaches {@code lastRevision}.
+   */
   private void createBatch(
-      List<TopicMetadata> batch, Map<String, CompletableFuture<TopicMetadata>> outcomes) {
+      List<TopicMetadata> batch,
+      Map<String, CompletableFuture<TopicMetadata>> outcomes,
+      Map<String, CompletableFuture<TopicMetadata>> written,
+      long[] lastRevision) {
     try {
-      createBatchOrEach(batch, outcomes);
+      createBatchOrEach(batch, outcomes, written, lastRevision);
     } catch (RuntimeException e) { // etcd failed: the other batches may still go through
       batch.forEach(t -> outcomes.putIfAbsent(t.name(), CompletableFuture.failedFuture(e)));
     }
   }
 
   private void createBatchOrEach(
-      List<TopicMetadata> batch, Map<String, CompletableFuture<TopicMetadata>> outcomes) {
-    if (batch.size() > 1) {
-      List<Cmp> compares = new ArrayList<>();
-      List<Op> ops = new ArrayList<>();
+      List<TopicMetadata> batch,
+      Map<String, CompletableFuture<TopicMetadata>> outcomes,
+      Map<String, CompletableFuture<TopicMetadata>> written,
+      long[] lastRevision) {
+    List<Cmp> compares = new ArrayList<>();
+    List<Op> ops = new ArrayList<>();
+    for (TopicMetadata topic : batch) {
+      compares.add(absent(topic.name()));
+      ops.addAll(creationOps(topic));
+    }
+    TxnResponse response = transact(compares, ops);
+    if (response.isSucceeded()) {
+      lastRevision[0] = Math.max(lastRevision[0], response.getHeader().getRevision());
       for (TopicMetadata topic : batch) {
-        compares.add(absent(topic.name()));
-        ops.addAll(creationOps(topic));
+        CompletableFuture<TopicMetadata> outcome = new CompletableFuture<>();
+        outcomes.put(topic.name(), outcome);
+        written.put(topic.name(), outcome);
       }
-      TxnResponse response = transact(compares, ops);
-      if (response.isSucceeded()) {
-        awaitRevision(response.getHeader().getRevision());
-        batch.forEach(
-            t ->
-                outcomes.put(
-                    t.name(), CompletableFuture.completedFuture(image.topics().get(t.name()))));
-        return;
-      }
+      return;
     }
     for (TopicMetadata topic : batch) {
       try {
