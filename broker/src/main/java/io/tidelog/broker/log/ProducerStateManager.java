@@ -39,6 +39,11 @@ final class ProducerStateManager {
   private final Path dir;
   private final Map<Long, ProducerEntry> producers = new HashMap<>();
 
+  /** The offset of a snapshot file that holds exactly the table, or {@link #NO_SNAPSHOT}. */
+  private long snapshotOfTable = NO_SNAPSHOT;
+
+  private static final long NO_SNAPSHOT = -1;
+
   ProducerStateManager(Path dir) {
     this.dir = dir;
   }
@@ -117,6 +122,7 @@ final class ProducerStateManager {
     if (!batch.hasProducerId()) {
       return;
     }
+    snapshotOfTable = NO_SNAPSHOT;
     ProducerEntry entry =
         producers.computeIfAbsent(
             batch.producerId(), id -> new ProducerEntry(batch.producerEpoch()));
@@ -143,11 +149,20 @@ final class ProducerStateManager {
   }
 
   void removeExpired(long nowMs, long expirationMs) {
-    producers.values().removeIf(entry -> nowMs - entry.lastAppendedMs() >= expirationMs);
+    if (producers.values().removeIf(entry -> nowMs - entry.lastAppendedMs() >= expirationMs)) {
+      snapshotOfTable = NO_SNAPSHOT;
+    }
   }
 
-  /** Writes the table as of {@code offset}, and keeps only the newest snapshots. */
+  /**
+   * Writes the table as of {@code offset}, and keeps only the newest snapshots. A snapshot at
+   * {@code offset} that already holds the table is not written again (as Kafka takes one only past
+   * its last): a clean shutdown of idle partitions writes nothing.
+   */
   void snapshot(long offset) throws IOException {
+    if (offset == snapshotOfTable && Files.exists(snapshotFile(offset))) {
+      return;
+    }
     List<String> lines = new ArrayList<>();
     producers.forEach(
         (id, entry) ->
@@ -168,6 +183,7 @@ final class ProducerStateManager {
                             + " "
                             + b.appendedMs())));
     new CheckpointFile(snapshotFile(offset)).write(lines);
+    snapshotOfTable = offset;
     TreeMap<Long, Path> snapshots = snapshots();
     while (snapshots.size() > SNAPSHOTS_KEPT) {
       Files.deleteIfExists(snapshots.pollFirstEntry().getValue());
@@ -181,6 +197,7 @@ final class ProducerStateManager {
    */
   long loadSnapshotAtOrBelow(long logEndOffset, long logStartOffset) throws IOException {
     producers.clear();
+    snapshotOfTable = NO_SNAPSHOT;
     TreeMap<Long, Path> snapshots = snapshots();
     for (Path stale : snapshots.tailMap(logEndOffset, false).values()) {
       Files.delete(stale);
@@ -209,6 +226,7 @@ final class ProducerStateManager {
             "malformed producer snapshot line '" + line + "' in " + newest.getValue(), e);
       }
     }
+    snapshotOfTable = newest.getKey();
     return newest.getKey();
   }
 

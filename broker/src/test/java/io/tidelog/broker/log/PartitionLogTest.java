@@ -591,6 +591,30 @@ class PartitionLogTest {
   }
 
   @Test
+  void closingALogWhoseProducersDidNotChangeWritesNoSnapshot() throws IOException {
+    // Given a log with an idempotent producer's batch, closed (a snapshot at offset 1)
+    PartitionLog log = open(Map.of());
+    log.append(idempotent(7L, (short) 0, 0, T0, "a"), 0);
+    log.close();
+    opened.remove(log);
+    Path snapshot = log.dir().resolve("00000000000000000001.snapshot");
+    Object written = Files.getAttribute(snapshot, "unix:ino");
+
+    // When it is loaded and closed again with no append, the snapshot is the same file
+    PartitionLog idle = open(Map.of(), new LoadState(1, 0, true));
+    idle.close();
+    opened.remove(idle);
+    assertThat(Files.getAttribute(snapshot, "unix:ino")).isEqualTo(written);
+
+    // And after an append, closing writes the next one
+    PartitionLog busy = open(Map.of(), new LoadState(1, 0, true));
+    busy.append(idempotent(7L, (short) 0, 1, T0, "b"), 0);
+    busy.close();
+    opened.remove(busy);
+    assertThat(busy.dir().resolve("00000000000000000002.snapshot")).exists();
+  }
+
+  @Test
   void aReopenedLogHasTheSameContentAndAcceptsAppends() throws IOException {
     PartitionLog log = open(Map.of("segment.bytes", "300"));
     for (int i = 0; i < 10; i++) {
