@@ -35,7 +35,7 @@ public final class FailoverTime {
       System.err.println("usage: FailoverTime <control> <bootstrap> <runs>");
       System.exit(2);
     }
-    String control = args[0];
+    ClusterControl control = new ClusterControl(args[0], STEP_TIMEOUT_MS);
     String bootstrap = args[1];
     int runs = Integer.parseInt(args[2]);
     try (Admin admin =
@@ -58,7 +58,7 @@ public final class FailoverTime {
         try (KafkaProducer<String, String> producer = producer(bootstrap)) {
           producer.send(new ProducerRecord<>(TOPIC, "before " + run)).get();
           long start = System.nanoTime();
-          control(control, "kill", leader);
+          control.kill(leader);
           producer
               .send(new ProducerRecord<>(TOPIC, "after " + run))
               .get(STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
@@ -68,7 +68,7 @@ public final class FailoverTime {
               "run %d: killed leader %d; first acks=all success after %d ms%n",
               run, leader, elapsed);
         }
-        control(control, "start", leader);
+        control.start(leader);
         awaitFullIsr(admin);
       }
       Collections.sort(millis);
@@ -120,18 +120,6 @@ public final class FailoverTime {
         throw new IllegalStateException("the ISR did not get back to 3 replicas in time");
       }
       Thread.sleep(200);
-    }
-  }
-
-  private static void control(String control, String action, int broker) throws Exception {
-    Process process =
-        new ProcessBuilder(control, action, String.valueOf(broker))
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
-    if (!process.waitFor(STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS) || process.exitValue() != 0) {
-      process.destroyForcibly();
-      throw new IllegalStateException(control + " " + action + " " + broker + " failed");
     }
   }
 }

@@ -55,7 +55,7 @@ public final class ScaleBench {
               + " [<metadata store pid file>]");
       System.exit(2);
     }
-    String control = args[0];
+    ClusterControl control = new ClusterControl(args[0], STEP_TIMEOUT_MS);
     String bootstrap = args[1];
     int topics = Integer.parseInt(args[2]);
     int partitions = Integer.parseInt(args[3]);
@@ -81,9 +81,9 @@ public final class ScaleBench {
       reportProcess("store", storePid);
     }
 
-    control(control, "kill");
+    control.kill(1);
     long restart = System.nanoTime();
-    control(control, "start");
+    control.start(1);
     awaitServing(bootstrap, topics, partitions, restart);
     report("restart_seconds", seconds(restart));
     report("metadata_all_after_restart_ms", metadataAllMillis(bootstrap));
@@ -195,17 +195,5 @@ public final class ScaleBench {
             ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.ACKS_CONFIG, "all"),
         new StringSerializer(),
         new StringSerializer());
-  }
-
-  private static void control(String control, String action) throws Exception {
-    Process process =
-        new ProcessBuilder(control, action, "1")
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
-    if (!process.waitFor(STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS) || process.exitValue() != 0) {
-      process.destroyForcibly();
-      throw new IllegalStateException(control + " " + action + " failed");
-    }
   }
 }
