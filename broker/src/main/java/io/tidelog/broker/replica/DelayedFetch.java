@@ -18,7 +18,7 @@ import org.apache.kafka.common.TopicPartition;
  * more and answers with that.
  */
 final class DelayedFetch extends DelayedOperation {
-  /** What {@code available} answers for a partition that must be answered now. */
+  /** What {@code bytesAvailable} answers for a partition that must be answered now. */
   static final long ANSWER_NOW = -1;
 
   private final FetchParams params;

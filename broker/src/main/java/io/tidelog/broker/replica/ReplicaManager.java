@@ -362,7 +362,7 @@ public final class ReplicaManager implements AutoCloseable {
   /**
    * On the partition's shard: the bytes a waiting fetch could read there now, or {@link
    * DelayedFetch#ANSWER_NOW} when it must be answered at once: the partition is gone or led
-   * elsewhere, its leader epoch is not the fetch's, or the fetch offset left the log.
+   * elsewhere, its leader epoch is not the fetch's, or the fetch offset is outside the log.
    */
   private long bytesAvailable(FetchParams params, PartitionFetch fetch) {
     Partition p = partitions.get(fetch.tp());
@@ -372,12 +372,13 @@ public final class ReplicaManager implements AutoCloseable {
             && fetch.currentLeaderEpoch() != p.leaderEpoch())) {
       return DelayedFetch.ANSWER_NOW;
     }
-    long end = params.byFollower() ? p.log.logEndOffset() : p.highWatermark();
-    if (fetch.fetchOffset() < p.log.logStartOffset() || fetch.fetchOffset() > end) {
-      return DelayedFetch.ANSWER_NOW;
+    if (fetch.fetchOffset() < p.log.logStartOffset()
+        || fetch.fetchOffset() > p.log.logEndOffset()) {
+      return DelayedFetch.ANSWER_NOW; // out of range: the read that answers says so
     }
-    if (fetch.fetchOffset() == end) {
-      return 0;
+    long end = params.byFollower() ? p.log.logEndOffset() : p.highWatermark();
+    if (fetch.fetchOffset() >= end) {
+      return 0; // a consumer past the high watermark (a new leader's may lag) waits, as in Kafka
     }
     try {
       return p.log.read(fetch.fetchOffset(), fetch.maxBytes(), end).records().sizeInBytes();
