@@ -1,7 +1,9 @@
 package io.tidelog.broker.log;
 
 import io.tidelog.broker.log.TimeIndex.TimestampOffset;
+import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -33,7 +35,17 @@ final class LogSegment implements AutoCloseable {
   static final String TIME_INDEX_SUFFIX = ".timeindex";
 
   private final long baseOffset;
-  private final FileRecords log;
+  private final File file;
+
+  /**
+   * The {@code .log} file, open; or null once {@link #releaseFile released}, until something needs
+   * it again. Guarded by this segment: the log cleaner reads inactive segments on its own thread.
+   */
+  private FileRecords log;
+
+  /** The file's size while it is released. */
+  private int releasedSize;
+
   private final OffsetIndex offsetIndex;
   private final TimeIndex timeIndex;
   private final int indexIntervalBytes;
@@ -61,6 +73,7 @@ final class LogSegment implements AutoCloseable {
       LogConfig config,
       long createdMs) {
     this.baseOffset = baseOffset;
+    this.file = log.file();
     this.log = log;
     this.offsetIndex = offsetIndex;
     this.timeIndex = timeIndex;
@@ -110,21 +123,45 @@ final class LogSegment implements AutoCloseable {
     return baseOffset;
   }
 
-  int sizeInBytes() {
-    return log.sizeInBytes();
+  synchronized int sizeInBytes() {
+    return log == null ? releasedSize : log.sizeInBytes();
+  }
+
+  /** The open file, opened again if it was released. */
+  private synchronized FileRecords log() {
+    if (log == null) {
+      try {
+        log = FileRecords.open(file);
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot open " + file, e);
+      }
+    }
+    return log;
+  }
+
+  /**
+   * Closes the file until something needs it again: for a segment whose writes are all flushed
+   * (after loading), so that an idle partition holds no file descriptor.
+   */
+  synchronized void releaseFile() throws IOException {
+    if (log != null) {
+      releasedSize = log.sizeInBytes();
+      log.closeHandlers();
+      log = null;
+    }
   }
 
   /** The segment's batches, for the log cleaner, which reads inactive segments on its thread. */
   Iterable<FileChannelRecordBatch> batches() {
-    return log.batches();
+    return log().batches();
   }
 
   FileRecords records() {
-    return log;
+    return log();
   }
 
   Path logFile() {
-    return log.file().toPath();
+    return file.toPath();
   }
 
   /**
@@ -136,11 +173,11 @@ final class LogSegment implements AutoCloseable {
       throw new IllegalStateException(
           "offset " + largestOffset + " does not fit segment " + baseOffset + "; it should roll");
     }
-    int position = log.sizeInBytes();
+    int position = sizeInBytes();
     if (position == 0) {
       firstBatchTimestamp = records.batches().iterator().next().maxTimestamp();
     }
-    log.append(records);
+    log().append(records);
     for (RecordBatch batch : records.batches()) {
       indexBatch(batch, position);
       position += batch.sizeInBytes();
@@ -177,8 +214,7 @@ final class LogSegment implements AutoCloseable {
     if (start == null) {
       return Optional.empty();
     }
-    long limit =
-        Math.min((long) start.position + Math.max(maxBytes, start.size), log.sizeInBytes());
+    long limit = Math.min((long) start.position + Math.max(maxBytes, start.size), sizeInBytes());
     if (maxOffset != Long.MAX_VALUE) {
       LogOffsetPosition bound = translateOffset(maxOffset);
       if (bound != null) {
@@ -188,7 +224,7 @@ final class LogSegment implements AutoCloseable {
     RegionEnd region = wholeBatchesUpTo(start, startOffset, (int) limit);
     int size = region.position() - start.position;
     return Optional.of(
-        new LogReadInfo(log.slice(start.position, size), start.position, region.nextOffset()));
+        new LogReadInfo(log().slice(start.position, size), start.position, region.nextOffset()));
   }
 
   /**
@@ -202,7 +238,7 @@ final class LogSegment implements AutoCloseable {
     int end = from;
     long nextOffset = startOffset;
     boolean exhausted = true;
-    for (FileChannelRecordBatch batch : log.batchesFrom(from)) {
+    for (FileChannelRecordBatch batch : log().batchesFrom(from)) {
       int batchEnd = batch.position() + batch.sizeInBytes();
       if (batchEnd > limit) {
         if (end == from && from > start.position) {
@@ -229,8 +265,8 @@ final class LogSegment implements AutoCloseable {
 
   /** An empty region at the end of the file, for a read at or past the readable end. */
   LogReadInfo emptyRead(long nextOffset) {
-    int end = log.sizeInBytes();
-    return new LogReadInfo(log.slice(end, 0), end, nextOffset);
+    int end = sizeInBytes();
+    return new LogReadInfo(log().slice(end, 0), end, nextOffset);
   }
 
   private void verify(FileChannelRecordBatch batch) {
@@ -264,7 +300,7 @@ final class LogSegment implements AutoCloseable {
    */
   LogOffsetPosition translateOffset(long offset) {
     int position = offsetIndex.lookup(offset).position();
-    for (FileChannelRecordBatch batch : log.batchesFrom(position)) {
+    for (FileChannelRecordBatch batch : log().batchesFrom(position)) {
       if (batch.lastOffset() >= offset) {
         return LogOffsetPosition.fromBatch(batch);
       }
@@ -277,7 +313,7 @@ final class LogSegment implements AutoCloseable {
   // Kafka's batch iterator stops quietly at a header whose length runs past the end of the file;
   // anywhere but a torn tail (which recovery removed) that is corruption, not the end of the data.
   private void checkReachedEnd(int position) {
-    if (position != log.sizeInBytes()) {
+    if (position != sizeInBytes()) {
       throw corrupt(position, "a batch whose length runs past the end of the file");
     }
   }
@@ -298,7 +334,7 @@ final class LogSegment implements AutoCloseable {
   void forEachBatchFrom(long offset, java.util.function.Consumer<RecordBatch> action) {
     LogOffsetPosition start = translateOffset(offset);
     if (start != null) {
-      for (FileChannelRecordBatch batch : log.batchesFrom(start.position)) {
+      for (FileChannelRecordBatch batch : log().batchesFrom(start.position)) {
         action.accept(batch);
       }
     }
@@ -311,7 +347,7 @@ final class LogSegment implements AutoCloseable {
   Optional<TimestampAndOffset> findOffsetByTimestamp(long timestamp, long startingOffset) {
     TimestampOffset fromIndex = timeIndex.lookup(timestamp);
     int position = offsetIndex.lookup(Math.max(fromIndex.offset(), startingOffset)).position();
-    return Optional.ofNullable(log.searchForTimestamp(timestamp, position, startingOffset));
+    return Optional.ofNullable(log().searchForTimestamp(timestamp, position, startingOffset));
   }
 
   /** The largest record timestamp, or the file's modification time when it has none. */
@@ -341,7 +377,7 @@ final class LogSegment implements AutoCloseable {
       return Optional.empty();
     }
     return Optional.ofNullable(
-        log.searchForTimestamp(maxTimestampSoFar, batchPosition.position, baseOffset));
+        log().searchForTimestamp(maxTimestampSoFar, batchPosition.position, baseOffset));
   }
 
   boolean shouldRoll(RollParams params) {
@@ -349,8 +385,8 @@ final class LogSegment implements AutoCloseable {
         firstBatchTimestamp >= 0 && params.maxTimestampInMessages() >= 0
             ? params.maxTimestampInMessages() - firstBatchTimestamp
             : params.nowMs() - createdMs;
-    return log.sizeInBytes() > params.segmentBytes() - params.messagesSizeBytes()
-        || log.sizeInBytes() > 0 && waitedMs > params.segmentMs()
+    return sizeInBytes() > params.segmentBytes() - params.messagesSizeBytes()
+        || sizeInBytes() > 0 && waitedMs > params.segmentMs()
         || offsetIndex.isFull()
         || timeIndex.isFull()
         || !fitsRelativeOffset(params.maxOffsetInMessages());
@@ -377,7 +413,7 @@ final class LogSegment implements AutoCloseable {
     long nextOffset = baseOffset;
     String problem = "a torn batch";
     try {
-      for (FileChannelRecordBatch batch : log.batches()) {
+      for (FileChannelRecordBatch batch : log().batches()) {
         checkStoredBatch(batch);
         if (batch.baseOffset() < nextOffset || !fitsRelativeOffset(batch.lastOffset())) {
           throw new CorruptRecordException(
@@ -398,9 +434,9 @@ final class LogSegment implements AutoCloseable {
     } catch (CorruptRecordException e) {
       problem = e.getMessage();
     }
-    int truncatedBytes = log.sizeInBytes() - validBytes;
+    int truncatedBytes = sizeInBytes() - validBytes;
     if (truncatedBytes > 0) {
-      log.truncateTo(validBytes);
+      log().truncateTo(validBytes);
     }
     verifiedPrefixBytes = validBytes;
     appendedFromBytes = validBytes;
@@ -412,7 +448,7 @@ final class LogSegment implements AutoCloseable {
    * for segments that recovery does not scan.
    */
   boolean indexesLookConsistent() {
-    int size = log.sizeInBytes();
+    int size = sizeInBytes();
     return (offsetIndex.entries() == 0 || offsetIndex.lastEntry().position() < size)
         && (size > 0 || offsetIndex.entries() == 0 && timeIndex.entries() == 0);
   }
@@ -428,7 +464,7 @@ final class LogSegment implements AutoCloseable {
     knowMaxTimestamp();
     bytesSinceLastIndexEntry = 0;
     long nextOffset = baseOffset;
-    for (FileChannelRecordBatch batch : log.batchesFrom(offsetIndex.lastEntry().position())) {
+    for (FileChannelRecordBatch batch : log().batchesFrom(offsetIndex.lastEntry().position())) {
       if (batch.maxTimestamp() > maxTimestampSoFar) {
         maxTimestampSoFar = batch.maxTimestamp();
         offsetOfMaxTimestampSoFar = batch.lastOffset();
@@ -436,8 +472,8 @@ final class LogSegment implements AutoCloseable {
       bytesSinceLastIndexEntry += batch.sizeInBytes();
       nextOffset = batch.nextOffset();
     }
-    if (log.sizeInBytes() > 0) {
-      firstBatchTimestamp = log.batches().iterator().next().maxTimestamp();
+    if (sizeInBytes() > 0) {
+      firstBatchTimestamp = log().batches().iterator().next().maxTimestamp();
     }
     return nextOffset;
   }
@@ -454,7 +490,7 @@ final class LogSegment implements AutoCloseable {
     }
     offsetIndex.truncateTo(offset);
     timeIndex.truncateTo(offset);
-    int removed = log.truncateTo(mapping.position);
+    int removed = log().truncateTo(mapping.position);
     verifiedPrefixBytes = Math.min(verifiedPrefixBytes, mapping.position);
     appendedFromBytes = Math.min(appendedFromBytes, mapping.position);
     if (mapping.position == 0) {
@@ -494,7 +530,10 @@ final class LogSegment implements AutoCloseable {
   }
 
   void flush() throws IOException {
-    log.flush();
+    FileRecords open = openFile();
+    if (open != null) { // a released file has nothing unflushed
+      open.flush();
+    }
     offsetIndex.flush();
     timeIndex.flush();
   }
@@ -508,14 +547,30 @@ final class LogSegment implements AutoCloseable {
       offsetIndex.close();
       timeIndex.close();
     } finally {
-      log.close();
+      FileRecords open = takeFile();
+      if (open != null) {
+        open.close();
+      }
     }
+  }
+
+  private synchronized FileRecords openFile() {
+    return log;
+  }
+
+  private synchronized FileRecords takeFile() {
+    FileRecords open = log;
+    log = null;
+    return open;
   }
 
   /** Releases file handles without writing, for a log directory that failed. */
   void closeHandlers() {
     try {
-      log.closeHandlers();
+      FileRecords open = takeFile();
+      if (open != null) {
+        open.closeHandlers();
+      }
     } catch (IOException e) {
       // The directory already failed; nothing more can be done with this handle.
     }
@@ -524,12 +579,16 @@ final class LogSegment implements AutoCloseable {
   void delete() throws IOException {
     offsetIndex.delete();
     timeIndex.delete();
-    log.deleteIfExists();
+    FileRecords open = takeFile();
+    if (open != null) {
+      open.closeHandlers();
+    }
+    Files.deleteIfExists(file.toPath());
   }
 
   @Override
   public String toString() {
-    return "LogSegment(baseOffset=" + baseOffset + ", size=" + log.sizeInBytes() + ")";
+    return "LogSegment(baseOffset=" + baseOffset + ", size=" + sizeInBytes() + ")";
   }
 
   /** The inputs of the roll decision. */

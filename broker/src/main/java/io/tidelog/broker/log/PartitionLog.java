@@ -4,6 +4,7 @@ import io.tidelog.broker.log.LogSegment.RecoveryResult;
 import io.tidelog.broker.log.LogSegment.RollParams;
 import io.tidelog.broker.log.ProducerStateManager.BatchMetadata;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -206,8 +207,11 @@ public final class PartitionLog implements AutoCloseable {
     }
     recoveryPoint = logEndOffset;
     rebuildProducerState();
+    // Everything here is flushed now: an idle partition holds no mapping and no file descriptor
+    // until a read or an append needs them
     for (LogSegment segment : segments.values()) {
-      segment.releaseIndexes(); // what loading the producer state looked up
+      segment.releaseIndexes();
+      segment.releaseFile();
     }
   }
 
@@ -381,6 +385,8 @@ public final class PartitionLog implements AutoCloseable {
       }
     } catch (IOException e) {
       throw failDirectory(e);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
     logEndOffset = lastOffset + 1;
     for (RecordBatch batch : records.batches()) {
@@ -496,6 +502,8 @@ public final class PartitionLog implements AutoCloseable {
         }
       }
       return segments.lastEntry().getValue().emptyRead(startOffset);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     } catch (KafkaException e) {
       if (e.getCause() instanceof IOException io) {
         throw failDirectory(io);
@@ -507,15 +515,19 @@ public final class PartitionLog implements AutoCloseable {
   /** The record with the largest timestamp in the log (ListOffsets MAX_TIMESTAMP, KIP-734). */
   public Optional<TimestampAndOffset> maxTimestampRecord() {
     checkOnline();
-    LogSegment newest = null;
-    for (LogSegment segment : segments.values()) {
-      if (newest == null || segment.maxTimestampSoFar() > newest.maxTimestampSoFar()) {
-        newest = segment;
+    try {
+      LogSegment newest = null;
+      for (LogSegment segment : segments.values()) {
+        if (newest == null || segment.maxTimestampSoFar() > newest.maxTimestampSoFar()) {
+          newest = segment;
+        }
       }
+      return newest == null
+          ? Optional.empty()
+          : newest.maxTimestampRecord().filter(r -> r.offset >= logStartOffset);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
-    return newest == null
-        ? Optional.empty()
-        : newest.maxTimestampRecord().filter(r -> r.offset >= logStartOffset);
   }
 
   /**
@@ -524,16 +536,20 @@ public final class PartitionLog implements AutoCloseable {
    */
   public Optional<TimestampAndOffset> offsetForTimestamp(long timestamp) {
     checkOnline();
-    for (LogSegment segment : segments.values()) {
-      if (segment.maxTimestampSoFar() >= timestamp) {
-        Optional<TimestampAndOffset> found =
-            segment.findOffsetByTimestamp(timestamp, logStartOffset);
-        if (found.isPresent()) {
-          return found;
+    try {
+      for (LogSegment segment : segments.values()) {
+        if (segment.maxTimestampSoFar() >= timestamp) {
+          Optional<TimestampAndOffset> found =
+              segment.findOffsetByTimestamp(timestamp, logStartOffset);
+          if (found.isPresent()) {
+            return found;
+          }
         }
       }
+      return Optional.empty();
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
-    return Optional.empty();
   }
 
   /** For OffsetForLeaderEpoch: the largest epoch at most {@code epoch} and where it ends. */
@@ -551,6 +567,8 @@ public final class PartitionLog implements AutoCloseable {
       leaderEpochCache.assign(epoch, logEndOffset);
     } catch (IOException e) {
       throw failDirectory(e);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
   }
 
@@ -574,6 +592,8 @@ public final class PartitionLog implements AutoCloseable {
         leaderEpochCache.truncateFromEnd(logEndOffset);
       } catch (IOException e) {
         throw failDirectory(e);
+      } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+        throw failDirectory(e.getCause());
       }
       return false;
     }
@@ -594,6 +614,8 @@ public final class PartitionLog implements AutoCloseable {
       leaderEpochCache.truncateFromEnd(logEndOffset);
     } catch (IOException e) {
       throw failDirectory(e);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
     afterTruncation(Math.min(recoveryPoint(), logEndOffset));
     LOG.info(
@@ -616,6 +638,8 @@ public final class PartitionLog implements AutoCloseable {
       leaderEpochCache.clear();
     } catch (IOException e) {
       throw failDirectory(e);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
     logEndOffset = offset;
     logStartOffset = offset;
@@ -632,6 +656,8 @@ public final class PartitionLog implements AutoCloseable {
       rebuildProducerState();
     } catch (IOException e) {
       throw failDirectory(e);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
   }
 
@@ -719,6 +745,8 @@ public final class PartitionLog implements AutoCloseable {
       leaderEpochCache.truncateFromStart(logStartOffset);
     } catch (IOException e) {
       throw failDirectory(e);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
     producerState.removeExpired(nowMs, PRODUCER_ID_EXPIRATION_MS);
     return deleted;
@@ -745,6 +773,8 @@ public final class PartitionLog implements AutoCloseable {
       }
     } catch (IOException e) {
       throw failDirectory(e);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
     services.flushNanos().accept(System.nanoTime() - startNanos);
     synchronized (recoveryPointLock) {
@@ -855,6 +885,8 @@ public final class PartitionLog implements AutoCloseable {
       return true;
     } catch (IOException e) {
       throw failDirectory(e);
+    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
+      throw failDirectory(e.getCause());
     }
   }
 

@@ -639,6 +639,44 @@ class PartitionLogTest {
         .count();
   }
 
+  /** The file descriptors this process holds on files in {@code dir}, from /proc/self/fd. */
+  private static long descriptorsOf(Path dir) throws IOException {
+    long count = 0;
+    try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+      for (Path fd : (Iterable<Path>) fds::iterator) {
+        try {
+          if (Files.readSymbolicLink(fd).startsWith(dir)) {
+            count++;
+          }
+        } catch (IOException e) {
+          // closed meanwhile
+        }
+      }
+    }
+    return count;
+  }
+
+  @Test
+  void segmentFilesAreOpenOnlyOnceUsedAfterALoad() throws IOException {
+    // Given a log of several segments, closed and loaded again
+    Map<String, String> configs = Map.of("segment.bytes", "300", "index.interval.bytes", "0");
+    PartitionLog log = open(configs);
+    for (int i = 0; i < 20; i++) {
+      log.append(batch(T0 + i * 10, "r" + i), 1);
+    }
+    log.close();
+    opened.remove(log);
+    PartitionLog reopened = open(configs, new LoadState(20, 0, true));
+
+    // Then no segment file is open; a read opens the one it reads, an append the active one
+    assertThat(descriptorsOf(reopened.dir())).isZero();
+    assertThat(offsets(reopened.read(1, 1, Long.MAX_VALUE).records())).containsExactly(1L);
+    assertThat(descriptorsOf(reopened.dir())).isEqualTo(1);
+    reopened.append(batch(T0 + 200, "r20"), 1);
+    assertThat(descriptorsOf(reopened.dir())).isEqualTo(2);
+    assertThat(readAllValues(reopened)).hasSize(21).startsWith("r0").endsWith("r20");
+  }
+
   @Test
   void indexesAreMappedOnlyWhileInUse() throws IOException {
     // Given a log of several segments: only the active one's two indexes are mapped
