@@ -656,17 +656,29 @@ class PartitionLogTest {
     return count;
   }
 
-  @Test
-  void segmentFilesAreOpenOnlyOnceUsedAfterALoad() throws IOException {
-    // Given a log of several segments, closed and loaded again
-    Map<String, String> configs = Map.of("segment.bytes", "300", "index.interval.bytes", "0");
-    PartitionLog log = open(configs);
+  private static final Map<String, String> SMALL_SEGMENTS =
+      Map.of("segment.bytes", "300", "index.interval.bytes", "0");
+
+  /** A log of 20 records in several segments, with an index entry per batch, still open. */
+  private PartitionLog multiSegmentLog() throws IOException {
+    PartitionLog log = open(SMALL_SEGMENTS);
     for (int i = 0; i < 20; i++) {
       log.append(batch(T0 + i * 10, "r" + i), 1);
     }
+    return log;
+  }
+
+  /** Closes {@code log} cleanly and loads it again. */
+  private PartitionLog reload(PartitionLog log) throws IOException {
     log.close();
     opened.remove(log);
-    PartitionLog reopened = open(configs, new LoadState(20, 0, true));
+    return open(SMALL_SEGMENTS, new LoadState(log.logEndOffset(), 0, true));
+  }
+
+  @Test
+  void segmentFilesAreOpenOnlyOnceUsedAfterALoad() throws IOException {
+    // Given a log of several segments, closed and loaded again
+    PartitionLog reopened = reload(multiSegmentLog());
 
     // Then no segment file is open; a read opens the one it reads, an append the active one
     assertThat(descriptorsOf(reopened.dir())).isZero();
@@ -680,18 +692,12 @@ class PartitionLogTest {
   @Test
   void indexesAreMappedOnlyWhileInUse() throws IOException {
     // Given a log of several segments: only the active one's two indexes are mapped
-    Map<String, String> configs = Map.of("segment.bytes", "300", "index.interval.bytes", "0");
-    PartitionLog log = open(configs);
-    for (int i = 0; i < 20; i++) {
-      log.append(batch(T0 + i * 10, "r" + i), 1);
-    }
+    PartitionLog log = multiSegmentLog();
     assertThat(log.numberOfSegments()).isGreaterThanOrEqualTo(4);
     assertThat(mappingsOf(log.dir())).isEqualTo(2);
-    log.close();
-    opened.remove(log);
 
     // When it is loaded again: nothing is mapped until used
-    PartitionLog reopened = open(configs, new LoadState(20, 0, true));
+    PartitionLog reopened = reload(log);
     assertThat(mappingsOf(reopened.dir())).isZero();
 
     // A read maps the offset index of the segment it looks in, an append both indexes of the
