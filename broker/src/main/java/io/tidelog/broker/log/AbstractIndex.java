@@ -122,7 +122,10 @@ abstract class AbstractIndex implements AutoCloseable {
     return mmap != null;
   }
 
-  /** Unmaps the file until the next lookup or append; its length and entries stay. */
+  /**
+   * Unmaps the file until the next lookup or append; its length and entries stay. Also how a
+   * segment that failed to open, or whose directory failed, lets go without touching the file.
+   */
   final void release() {
     unmap(mmap);
     mmap = null;
@@ -237,12 +240,6 @@ abstract class AbstractIndex implements AutoCloseable {
   @Override
   public final void close() throws IOException {
     trimToValidSize();
-    unmap(mmap);
-    mmap = null;
-  }
-
-  /** Releases the mapping without touching the file, for a log directory that failed. */
-  final void closeHandler() {
     unmap(mmap);
     mmap = null;
   }

@@ -109,7 +109,7 @@ final class LogSegment implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       log.closeHandlers();
       if (offsetIndex != null) {
-        offsetIndex.closeHandler();
+        offsetIndex.release();
       }
       throw e;
     }
