@@ -6,16 +6,15 @@ import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.RequestHeader;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The one mapping from exceptions to Kafka error codes: kafka-clients' own {@link
  * Errors#forException}. Anything that is not a Kafka API exception becomes {@code
- * UNKNOWN_SERVER_ERROR} and is logged with the request's correlation id.
+ * UNKNOWN_SERVER_ERROR} and goes to the {@link UnexpectedErrorLog} with the request's correlation
+ * id.
  */
 final class ErrorMapping {
-  private static final Logger LOG = LoggerFactory.getLogger(ErrorMapping.class);
+  private static final UnexpectedErrorLog UNEXPECTED = new UnexpectedErrorLog();
 
   private ErrorMapping() {}
 
@@ -32,13 +31,13 @@ final class ErrorMapping {
     Throwable cause = unwrap(e);
     Errors error = Errors.forException(cause);
     if (!(cause instanceof ApiException)) {
-      LOG.error(
-          "Unexpected error serving {} v{} (correlation id {}, client {})",
+      UNEXPECTED.log(
           header.apiKey(),
-          header.apiVersion(),
-          header.correlationId(),
-          header.clientId(),
-          cause);
+          "%s v%d (correlation id %d, client %s)"
+              .formatted(
+                  header.apiKey(), header.apiVersion(), header.correlationId(), header.clientId()),
+          cause,
+          System.currentTimeMillis());
     }
     return error;
   }
