@@ -234,7 +234,12 @@ public final class Broker implements AutoCloseable {
     TopicAdminHandler topics = new TopicAdminHandler(config, metadata, metadataExecutor);
     leaderOffsets = new LeaderOffsets(vertx, replicas, metadata::image);
     TopicMetrics topicMetrics = new TopicMetrics(registry);
-    metadata.addListener(image -> topicMetrics.retainTopics(image.topics().keySet()));
+    metadata.addListener(
+        (image, delta) -> {
+          if (delta.everything() || !delta.topics().isEmpty()) {
+            topicMetrics.retainTopics(image.topics().keySet());
+          }
+        });
     BrokerApis apis =
         new BrokerApis(
             new MetadataHandler(config, metadata, topics),

@@ -657,7 +657,7 @@ class ReplicationIT {
     try (MetadataStore watcher = MetadataStore.connect(List.of(etcd.endpoint()), "tidelog");
         KafkaProducer<String, String> producer = producer("all", Map.of())) {
       watcher.addListener(
-          image ->
+          (image, delta) ->
               history.add(
                   new Seen(
                       image.brokers().containsKey(leader),

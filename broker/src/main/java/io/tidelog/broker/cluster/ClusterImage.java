@@ -1,30 +1,32 @@
 package io.tidelog.broker.cluster;
 
 import io.vertx.core.json.JsonObject;
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
+import org.pcollections.HashTreePMap;
+import org.pcollections.PMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The cluster's metadata as of one etcd revision: live brokers, topics, partition states and the
- * controller candidates. Immutable; the store swaps in a new image for every watch response.
+ * controller candidates. Immutable; the store swaps in a new image for every watch response. The
+ * maps are persistent (pcollections), so a new image shares all but the changed entries with the
+ * one before it and costs what changed, not the size of the cluster.
  *
  * @param candidates the election keys under {@code controller/}: key to (create revision, broker)
  */
 public record ClusterImage(
     long revision,
-    Map<Integer, BrokerInfo> brokers,
-    Map<String, TopicMetadata> topics,
-    Map<TopicPartition, PartitionState> partitions,
-    Map<String, Candidate> candidates) {
+    PMap<Integer, BrokerInfo> brokers,
+    PMap<String, TopicMetadata> topics,
+    PMap<TopicPartition, PartitionState> partitions,
+    PMap<String, Candidate> candidates) {
   static final String BROKERS = "brokers/";
   static final String TOPICS = "topics/";
   static final String PARTITIONS = "partitions/";
@@ -32,7 +34,12 @@ public record ClusterImage(
   private static final Logger LOG = LoggerFactory.getLogger(ClusterImage.class);
 
   public static final ClusterImage EMPTY =
-      new ClusterImage(0, Map.of(), Map.of(), Map.of(), Map.of());
+      new ClusterImage(
+          0,
+          HashTreePMap.empty(),
+          HashTreePMap.empty(),
+          HashTreePMap.empty(),
+          HashTreePMap.empty());
 
   /** A controller candidate: jetcd's election key with the lowest create revision leads. */
   public record Candidate(long createRevision, int brokerId) {}
@@ -80,24 +87,28 @@ public record ClusterImage(
     return Optional.ofNullable(partitions.get(tp));
   }
 
-  /** A mutable copy for applying a batch of changes. */
+  /** A builder of the next image, which records what it changes as a {@link MetadataDelta}. */
   Builder toBuilder() {
     return new Builder(this);
   }
 
   static final class Builder {
     private long revision;
-    private final Map<Integer, BrokerInfo> brokers;
-    private final Map<String, TopicMetadata> topics;
-    private final Map<TopicPartition, PartitionState> partitions;
-    private final Map<String, Candidate> candidates;
+    private PMap<Integer, BrokerInfo> brokers;
+    private PMap<String, TopicMetadata> topics;
+    private PMap<TopicPartition, PartitionState> partitions;
+    private PMap<String, Candidate> candidates;
+    private boolean brokersChanged;
+    private boolean candidatesChanged;
+    private final Set<String> changedTopics = new HashSet<>();
+    private final Set<TopicPartition> changedPartitions = new HashSet<>();
 
     private Builder(ClusterImage image) {
       revision = image.revision;
-      brokers = new HashMap<>(image.brokers);
-      topics = new HashMap<>(image.topics);
-      partitions = new HashMap<>(image.partitions);
-      candidates = new HashMap<>(image.candidates);
+      brokers = image.brokers;
+      topics = image.topics;
+      partitions = image.partitions;
+      candidates = image.candidates;
     }
 
     Builder revision(long newRevision) {
@@ -124,7 +135,12 @@ public record ClusterImage(
             modRevision,
             e.toString());
         if (key.startsWith(PARTITIONS)) {
-          partitionOf(key).ifPresent(partitions::remove);
+          partitionOf(key)
+              .ifPresent(
+                  tp -> {
+                    partitions = partitions.minus(tp);
+                    changedPartitions.add(tp);
+                  });
         }
       }
       return this;
@@ -133,28 +149,36 @@ public record ClusterImage(
     private void applyOrThrow(String key, String value, long createRevision, long modRevision) {
       if (key.startsWith(BROKERS)) {
         int id = Integer.parseInt(key.substring(BROKERS.length()));
-        put(brokers, id, value == null ? null : BrokerInfo.fromJson(new JsonObject(value)));
+        brokers =
+            put(brokers, id, value == null ? null : BrokerInfo.fromJson(new JsonObject(value)));
+        brokersChanged = true;
       } else if (key.startsWith(TOPICS)) {
         String name = key.substring(TOPICS.length());
-        put(
-            topics,
-            name,
-            value == null
-                ? null
-                : TopicMetadata.fromJson(name, new JsonObject(value), modRevision));
+        topics =
+            put(
+                topics,
+                name,
+                value == null
+                    ? null
+                    : TopicMetadata.fromJson(name, new JsonObject(value), modRevision));
+        changedTopics.add(name);
       } else if (key.startsWith(PARTITIONS)) {
         TopicPartition tp =
             partitionOf(key)
                 .orElseThrow(() -> new IllegalArgumentException("not <topic>/<partition>"));
-        put(
-            partitions,
-            tp,
-            value == null ? null : PartitionState.fromJson(new JsonObject(value), modRevision));
+        partitions =
+            put(
+                partitions,
+                tp,
+                value == null ? null : PartitionState.fromJson(new JsonObject(value), modRevision));
+        changedPartitions.add(tp);
       } else if (key.startsWith(CONTROLLER + "/")) {
-        put(
-            candidates,
-            key,
-            value == null ? null : new Candidate(createRevision, Integer.parseInt(value)));
+        candidates =
+            put(
+                candidates,
+                key,
+                value == null ? null : new Candidate(createRevision, Integer.parseInt(value)));
+        candidatesChanged = true;
       }
     }
 
@@ -173,21 +197,22 @@ public record ClusterImage(
       }
     }
 
-    private static <K, V> void put(Map<K, V> map, K key, V value) {
-      if (value == null) {
-        map.remove(key);
-      } else {
-        map.put(key, value);
-      }
+    private static <K, V> PMap<K, V> put(PMap<K, V> map, K key, V value) {
+      return value == null ? map.minus(key) : map.plus(key, value);
     }
 
     ClusterImage build() {
-      return new ClusterImage(
-          revision,
-          Collections.unmodifiableMap(brokers),
-          Collections.unmodifiableMap(topics),
-          Collections.unmodifiableMap(partitions),
-          Collections.unmodifiableMap(candidates));
+      return new ClusterImage(revision, brokers, topics, partitions, candidates);
+    }
+
+    /** What this builder changed in the image it started from. */
+    MetadataDelta delta() {
+      return new MetadataDelta(
+          false,
+          brokersChanged,
+          candidatesChanged,
+          Set.copyOf(changedTopics),
+          Set.copyOf(changedPartitions));
     }
   }
 }

@@ -8,12 +8,15 @@ import io.etcd.jetcd.election.LeaderKey;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.tidelog.broker.config.TopicConfigs;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -21,6 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * The controller: every broker campaigns with jetcd's Election on its registration lease; the
@@ -38,12 +42,17 @@ import org.slf4j.LoggerFactory;
  *       replica when it is in the ISR.
  * </ul>
  *
- * <p>Every write is fenced: its transaction also compares the election key's create revision, so a
- * deposed controller cannot write. All work runs on the controller's own thread.
+ * <p>Each pass decides the partitions that a new image changed, every partition when a broker or
+ * candidate came or went, and writes its decisions together, in batched etcd transactions ({@link
+ * MetadataStore#writePartitions}), as Kafka's controller appends its records in batches: moving the
+ * leadership of a failed broker's 100,000 partitions takes under a thousand transactions, not
+ * 100,000. Every write is fenced: its transaction also compares the election key's create revision,
+ * so a deposed controller cannot write. All work runs on the controller's own thread.
  */
 public final class Controller implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
   private static final long CAMPAIGN_POLL_MS = 1_000;
+  private static final long RETRY_MS = 1_000;
 
   private final MetadataStore store;
   private final int nodeId;
@@ -52,6 +61,9 @@ public final class Controller implements AutoCloseable {
   private final ScheduledExecutorService thread =
       Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-controller"));
   private final AtomicBoolean reconcileQueued = new AtomicBoolean();
+  private boolean changedAll;
+  private Set<TopicPartition> changedPartitions = new HashSet<>();
+  private Set<String> changedTopics = new HashSet<>();
   private volatile LeaderKey leaderKey;
   private volatile long campaignLease = -1;
   private final AtomicLong elections = new AtomicLong();
@@ -70,9 +82,9 @@ public final class Controller implements AutoCloseable {
     this.nodeId = nodeId;
     this.topicDefaults = topicDefaults;
     this.autoRebalance = autoRebalance;
-    store.addListener(image -> queueReconcile());
+    store.addListener(this::onImage);
     thread.scheduleWithFixedDelay(
-        () -> reconcile(autoRebalance),
+        () -> reconcile(autoRebalance, null),
         rebalanceIntervalMs,
         rebalanceIntervalMs,
         TimeUnit.MILLISECONDS);
@@ -112,7 +124,7 @@ public final class Controller implements AutoCloseable {
         leaderKey = campaign.get(CAMPAIGN_POLL_MS, TimeUnit.MILLISECONDS).getLeader();
         elections.incrementAndGet();
         LOG.info("Broker {} is the controller (epoch {})", nodeId, leaderKey.getRevision());
-        reconcile(false);
+        reconcile(false, null);
         return;
       } catch (java.util.concurrent.TimeoutException e) {
         // still a candidate
@@ -128,24 +140,87 @@ public final class Controller implements AutoCloseable {
     campaign.cancel(true);
   }
 
+  /**
+   * Notes what a new image changed, to be decided again: the partitions written and those of the
+   * topics changed; everything when brokers or candidates changed, since a broker that goes or
+   * comes touches any partition.
+   */
+  private void onImage(ClusterImage image, MetadataDelta delta) {
+    if (leaderKey == null || closed) {
+      return; // once elected, the controller reconciles every partition
+    }
+    synchronized (this) {
+      if (delta.everything() || delta.brokers() || delta.candidates()) {
+        changedAll = true;
+      } else {
+        changedPartitions.addAll(delta.partitions());
+        changedTopics.addAll(delta.topics());
+      }
+    }
+    queueReconcile();
+  }
+
+  private synchronized void markAllChanged() {
+    changedAll = true;
+  }
+
   private void queueReconcile() {
-    if (leaderKey != null && reconcileQueued.compareAndSet(false, true)) {
-      thread.execute(
-          () -> {
-            reconcileQueued.set(false);
-            reconcile(false);
-          });
+    if (reconcileQueued.compareAndSet(false, true)) {
+      try {
+        thread.execute(
+            () -> {
+              reconcileQueued.set(false);
+              reconcileChanged();
+            });
+      } catch (RejectedExecutionException e) {
+        reconcileQueued.set(false); // closed
+      }
     }
   }
 
-  private void reconcile(boolean rebalance) {
+  /** Decides again what changed since the last reconcile. Controller thread only. */
+  private void reconcileChanged() {
+    boolean all;
+    Set<TopicPartition> partitions;
+    Set<String> topics;
+    synchronized (this) {
+      all = changedAll;
+      partitions = changedPartitions;
+      topics = changedTopics;
+      changedAll = false;
+      changedPartitions = new HashSet<>();
+      changedTopics = new HashSet<>();
+    }
+    if (all) {
+      reconcile(false, null);
+      return;
+    }
+    ClusterImage image = store.image();
+    Set<TopicPartition> scope = new HashSet<>(partitions);
+    for (String name : topics) {
+      TopicMetadata topic = image.topics().get(name);
+      for (int p = 0; topic != null && p < topic.partitions(); p++) {
+        scope.add(new TopicPartition(name, p));
+      }
+    }
+    if (!scope.isEmpty()) {
+      reconcile(false, scope);
+    }
+  }
+
+  /**
+   * Decides the partitions in {@code scope} (every one when null) from the current image and writes
+   * what should change. Controller thread only.
+   */
+  private void reconcile(boolean rebalance, Set<TopicPartition> scope) {
     LeaderKey key = leaderKey;
     if (key == null || closed) {
       return;
     }
     ClusterImage image = store.image();
     if (image.revision() < key.getRevision()) {
-      return; // the image has not seen our election yet; the next one triggers a reconcile
+      markAllChanged(); // the image has not seen our election yet; the next one brings it
+      return;
     }
     String ourKey = key.getKey().toString(UTF_8);
     if (image.candidates().keySet().stream().noneMatch(ourKey::endsWith)) {
@@ -154,28 +229,55 @@ public final class Controller implements AutoCloseable {
       return;
     }
     Cmp fence = new Cmp(key.getKey(), Cmp.Op.EQUAL, CmpTarget.createRevision(key.getRevision()));
-    for (Map.Entry<TopicPartition, PartitionState> entry : image.partitions().entrySet()) {
-      TopicPartition tp = entry.getKey();
+    Set<Integer> active = image.activeBrokers();
+    List<MetadataStore.PartitionChange> changes = new ArrayList<>();
+    for (TopicPartition tp : scope == null ? image.partitions().keySet() : scope) {
       TopicMetadata topic = image.topics().get(tp.topic());
-      if (topic == null || tp.partition() >= topic.partitions()) {
+      PartitionState state = image.partitions().get(tp);
+      if (topic == null || state == null || tp.partition() >= topic.partitions()) {
         continue;
       }
-      PartitionState state = entry.getValue();
       decide(
               tp,
               state,
               topic.replicas(tp.partition()),
-              image.activeBrokers(),
+              active,
               TopicConfigs.uncleanLeaderElectionEnable(topicDefaults, topic.configs()),
               rebalance && autoRebalance)
-          .ifPresent(
-              next -> {
-                try {
-                  store.writePartition(tp, state, next, fence);
-                } catch (RuntimeException e) {
-                  LOG.warn("{}: writing leader {} failed: {}", tp, next.leader(), e.getMessage());
-                }
-              });
+          .ifPresent(next -> changes.add(new MetadataStore.PartitionChange(tp, state, next)));
+    }
+    if (changes.isEmpty()) {
+      return;
+    }
+    try {
+      int written = store.writePartitions(changes, fence);
+      List<TopicPartition> offline =
+          changes.stream()
+              .filter(c -> c.next().leader() == PartitionState.NO_LEADER)
+              .map(MetadataStore.PartitionChange::tp)
+              .toList();
+      long leaders =
+          changes.stream().filter(c -> c.next().leader() != c.expected().leader()).count();
+      LOG.atLevel(offline.isEmpty() ? Level.INFO : Level.ERROR)
+          .log(
+              "Controller {} wrote {} of {} partition state changes: {} new leaders, {} offline"
+                  + " (no live replica in the ISR){}",
+              nodeId,
+              written,
+              changes.size(),
+              leaders - offline.size(),
+              offline.size(),
+              offline.isEmpty()
+                  ? ""
+                  : ", such as " + offline.subList(0, Math.min(offline.size(), 10)));
+    } catch (RuntimeException e) {
+      LOG.warn(
+          "Writing {} partition state changes failed, deciding again in {} ms: {}",
+          changes.size(),
+          RETRY_MS,
+          e.getMessage());
+      markAllChanged();
+      thread.schedule(this::queueReconcile, RETRY_MS, TimeUnit.MILLISECONDS);
     }
   }
 
@@ -194,14 +296,14 @@ public final class Controller implements AutoCloseable {
       }
       int preferred = replicas.get(0);
       if (rebalance && preferred != state.leader() && liveIsr.contains(preferred)) {
-        LOG.info("{}: moving leadership back to preferred replica {}", tp, preferred);
+        LOG.debug("{}: moving leadership back to preferred replica {}", tp, preferred);
         return Optional.of(state.withLeader(preferred, liveIsr));
       }
       return Optional.empty();
     }
     Optional<Integer> clean = replicas.stream().filter(liveIsr::contains).findFirst();
     if (clean.isPresent()) {
-      LOG.info("{}: broker {} leads after {}", tp, clean.get(), state.leader());
+      LOG.debug("{}: broker {} leads after {}", tp, clean.get(), state.leader());
       return Optional.of(state.withLeader(clean.get(), liveIsr));
     }
     if (unclean) {
@@ -217,7 +319,7 @@ public final class Controller implements AutoCloseable {
       }
     }
     if (state.leader() != PartitionState.NO_LEADER) {
-      LOG.error(
+      LOG.debug(
           "{}: offline: no live replica of the ISR {} (unclean election is {})",
           tp,
           state.isr(),

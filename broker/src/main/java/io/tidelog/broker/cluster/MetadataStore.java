@@ -32,7 +32,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.common.KafkaException;
@@ -62,6 +62,9 @@ public final class MetadataStore implements AutoCloseable {
   /** etcd's default {@code --max-txn-ops}: operations allowed in one transaction. */
   static final int DEFAULT_MAX_TXN_OPS = 128;
 
+  /** Partition-state transactions a {@link #writePartitions batch write} has in flight. */
+  static final int TXNS_IN_FLIGHT = 8;
+
   private static final long RELOAD_BACKOFF_MS = 1_000;
 
   /** Keys per page when the metadata is read whole: at 1 KB a value, a page is about 1 MB. */
@@ -74,7 +77,8 @@ public final class MetadataStore implements AutoCloseable {
   private final Client client;
   private final String prefix;
   private final ScheduledExecutorService events;
-  private final List<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
+  private final List<BiConsumer<ClusterImage, MetadataDelta>> listeners =
+      new CopyOnWriteArrayList<>();
   private final Object revisionMonitor = new Object();
   private final AtomicLong watchResyncs = new AtomicLong();
   private volatile ClusterImage image = ClusterImage.EMPTY;
@@ -137,8 +141,11 @@ public final class MetadataStore implements AutoCloseable {
     return image.topics().values();
   }
 
-  /** Calls {@code listener} with every new image, on the store's event thread. */
-  public void addListener(Consumer<ClusterImage> listener) {
+  /**
+   * Calls {@code listener} with every new image and what changed from the one before, on the
+   * store's event thread.
+   */
+  public void addListener(BiConsumer<ClusterImage, MetadataDelta> listener) {
     listeners.add(listener);
   }
 
@@ -418,6 +425,72 @@ public final class MetadataStore implements AutoCloseable {
     return response.isSucceeded() ? image.partition(tp) : Optional.empty();
   }
 
+  /** A partition state to write in place of {@code expected}, if that is still the stored one. */
+  record PartitionChange(TopicPartition tp, PartitionState expected, PartitionState next) {}
+
+  /**
+   * Writes many partition states as Kafka's controller appends a batch of records: in transactions
+   * of up to {@value #DEFAULT_MAX_TXN_OPS} compares ({@code fence} and one per partition), up to
+   * {@value #TXNS_IN_FLIGHT} of them in flight at once, and the metadata awaited once, after the
+   * last. A transaction that fails because one of its partitions changed meanwhile (a leader's ISR
+   * change) is written again one partition at a time, so that only the changed ones are left out;
+   * the controller decides those again from the image that shows the change.
+   *
+   * @return how many of {@code changes} were written
+   */
+  int writePartitions(List<PartitionChange> changes, Cmp fence) {
+    int perTxn = DEFAULT_MAX_TXN_OPS - 1;
+    List<List<PartitionChange>> batches = new ArrayList<>();
+    for (int from = 0; from < changes.size(); from += perTxn) {
+      batches.add(changes.subList(from, Math.min(changes.size(), from + perTxn)));
+    }
+    int written = 0;
+    long lastRevision = 0;
+    for (int from = 0; from < batches.size(); from += TXNS_IN_FLIGHT) {
+      List<List<PartitionChange>> window =
+          batches.subList(from, Math.min(batches.size(), from + TXNS_IN_FLIGHT));
+      List<CompletableFuture<TxnResponse>> sent =
+          window.stream().map(batch -> writeAsync(batch, fence)).toList();
+      for (int i = 0; i < window.size(); i++) {
+        TxnResponse response = get(sent.get(i));
+        lastRevision = Math.max(lastRevision, response.getHeader().getRevision());
+        if (response.isSucceeded()) {
+          written += window.get(i).size();
+          continue;
+        }
+        for (PartitionChange one : window.get(i)) {
+          TxnResponse alone = get(writeAsync(List.of(one), fence));
+          lastRevision = Math.max(lastRevision, alone.getHeader().getRevision());
+          written += alone.isSucceeded() ? 1 : 0;
+        }
+      }
+    }
+    if (lastRevision > 0) {
+      awaitRevision(lastRevision);
+    }
+    return written;
+  }
+
+  private CompletableFuture<TxnResponse> writeAsync(List<PartitionChange> batch, Cmp fence) {
+    List<Cmp> compares = new ArrayList<>(batch.size() + 1);
+    compares.add(fence);
+    List<Op> ops = new ArrayList<>(batch.size());
+    for (PartitionChange change : batch) {
+      compares.add(
+          new Cmp(
+              key(partitionKey(change.tp())),
+              Cmp.Op.EQUAL,
+              CmpTarget.modRevision(change.expected().modRevision())));
+      ops.add(put(partitionKey(change.tp()), change.next().toJson().encode()));
+    }
+    return client
+        .getKVClient()
+        .txn()
+        .If(compares.toArray(Cmp[]::new))
+        .Then(ops.toArray(Op[]::new))
+        .commit();
+  }
+
   /**
    * The ISR change a leader makes: a compare-and-swap on the partition's state.
    *
@@ -545,7 +618,7 @@ public final class MetadataStore implements AutoCloseable {
       watcher = null;
     }
     ClusterImage read = readAll();
-    publish(read);
+    publish(read, MetadataDelta.EVERYTHING);
     watcher =
         client
             .getWatchClient()
@@ -653,7 +726,7 @@ public final class MetadataStore implements AutoCloseable {
           kv.getCreateRevision(),
           kv.getModRevision());
     }
-    publish(builder.revision(response.getHeader().getRevision()).build());
+    publish(builder.revision(response.getHeader().getRevision()).build(), builder.delta());
   }
 
   /** How many times the watch ended (failed, or compacted away) and the metadata was re-read. */
@@ -676,11 +749,11 @@ public final class MetadataStore implements AutoCloseable {
    * Installs {@code next} and tells the listeners before waking writers waiting for it, so that
    * what the listeners queue (partition role changes) precedes the writers' next requests.
    */
-  private void publish(ClusterImage next) {
+  private void publish(ClusterImage next, MetadataDelta delta) {
     image = next;
-    for (Consumer<ClusterImage> listener : listeners) {
+    for (BiConsumer<ClusterImage, MetadataDelta> listener : listeners) {
       try {
-        listener.accept(next);
+        listener.accept(next, delta);
       } catch (RuntimeException e) {
         LOG.error("A metadata listener failed", e);
       }

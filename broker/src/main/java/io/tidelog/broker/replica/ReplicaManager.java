@@ -1,6 +1,7 @@
 package io.tidelog.broker.replica;
 
 import io.tidelog.broker.cluster.ClusterImage;
+import io.tidelog.broker.cluster.MetadataDelta;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.cluster.TopicMetadata;
@@ -14,6 +15,7 @@ import io.tidelog.broker.log.PartitionLog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -106,7 +108,7 @@ public final class ReplicaManager implements AutoCloseable {
    */
   public void start(ReplicaFetchers replicaFetchers) {
     this.fetchers = replicaFetchers;
-    metadata.addListener(image -> applyImage(image, false));
+    metadata.addListener(this::applyImage);
     timer.scheduleWithFixedDelay(
         this::checkIsrs, replicaLagTimeMaxMs / 2, replicaLagTimeMaxMs / 2, TimeUnit.MILLISECONDS);
   }
@@ -149,44 +151,69 @@ public final class ReplicaManager implements AutoCloseable {
   }
 
   /**
-   * Applies an image to the partitions assigned here whose topic or state changed since the last
-   * image (to all of them with {@code all}); deletes the logs of topics that were in the previous
-   * image and are gone, or were replaced by a topic of the same name. Logs of topics this broker
-   * never saw in the metadata are left in place: a wrong or wiped etcd must not delete data.
+   * Applies what {@code delta} says changed in {@code image} to the partitions assigned here (every
+   * one of them when it says everything changed); deletes the logs of topics that were in the
+   * previous image and are gone, or were replaced by a topic of the same name. Logs of topics this
+   * broker never saw in the metadata are left in place: a wrong or wiped etcd must not delete data.
+   * An image older than the one applied (a full {@link #reapplyMetadata} overtook its listener
+   * call) is already in it.
    */
-  private synchronized void applyImage(ClusterImage image, boolean all) {
+  private synchronized void applyImage(ClusterImage image, MetadataDelta delta) {
+    if (!delta.everything() && image.revision() <= applied.revision()) {
+      return;
+    }
     long nowMs = System.currentTimeMillis();
     // Deletions queue on the shards first, so a topic deleted and created again under the same
     // name between two images starts from an empty log
-    for (TopicMetadata before : applied.topics().values()) {
-      TopicMetadata now = image.topics().get(before.name());
-      if (now == null || !now.topicId().equals(before.topicId())) {
+    for (String name : delta.everything() ? applied.topics().keySet() : delta.topics()) {
+      TopicMetadata before = applied.topics().get(name);
+      TopicMetadata now = image.topics().get(name);
+      if (before != null && (now == null || !now.topicId().equals(before.topicId()))) {
         deleteLocalReplicas(before);
       }
     }
-    for (TopicMetadata topic : image.topics().values()) {
-      // An image shares unchanged entries with the one before it, so identity tells what changed
-      boolean topicChanged = all || applied.topics().get(topic.name()) != topic;
-      int minIsr = -1;
-      LogConfig config = null;
-      for (int p = 0; p < topic.partitions(); p++) {
-        TopicPartition tp = new TopicPartition(topic.name(), p);
-        PartitionState state = image.partitions().get(tp);
-        if (state == null
-            || !topic.replicas(p).contains(localId)
-            || (!topicChanged && applied.partitions().get(tp) == state)) {
-          continue;
-        }
-        if (config == null) {
-          minIsr = TopicConfigs.minInsyncReplicas(topicDefaults, topic.configs());
-          config = logConfig(topic);
-        }
-        int topicMinIsr = minIsr;
-        LogConfig topicConfig = config;
-        shard(tp).execute(() -> apply(tp, topic, topicConfig, state, topicMinIsr, nowMs));
+    Map<String, TopicConfig> configs = new HashMap<>();
+    Collection<String> changedTopics =
+        delta.everything() ? image.topics().keySet() : delta.topics();
+    for (String name : changedTopics) {
+      TopicMetadata topic = image.topics().get(name);
+      for (int p = 0; topic != null && p < topic.partitions(); p++) {
+        applyPartition(image, topic, p, configs, nowMs);
+      }
+    }
+    for (TopicPartition tp : delta.partitions()) {
+      TopicMetadata topic = image.topics().get(tp.topic());
+      if (topic != null
+          && !changedTopics.contains(tp.topic())
+          && tp.partition() < topic.partitions()) {
+        applyPartition(image, topic, tp.partition(), configs, nowMs);
       }
     }
     applied = image;
+  }
+
+  /** A topic's effective settings, computed once per image application. */
+  private record TopicConfig(LogConfig log, int minIsr) {}
+
+  private void applyPartition(
+      ClusterImage image,
+      TopicMetadata topic,
+      int p,
+      Map<String, TopicConfig> configs,
+      long nowMs) {
+    TopicPartition tp = new TopicPartition(topic.name(), p);
+    PartitionState state = image.partitions().get(tp);
+    if (state == null || !topic.replicas(p).contains(localId)) {
+      return;
+    }
+    TopicConfig config =
+        configs.computeIfAbsent(
+            topic.name(),
+            name ->
+                new TopicConfig(
+                    logConfig(topic),
+                    TopicConfigs.minInsyncReplicas(topicDefaults, topic.configs())));
+    shard(tp).execute(() -> apply(tp, topic, config.log(), state, config.minIsr(), nowMs));
   }
 
   private void apply(
@@ -273,7 +300,7 @@ public final class ReplicaManager implements AutoCloseable {
 
   /** Applies the whole current metadata, as after registering (again). */
   public void reapplyMetadata() {
-    applyImage(metadata.image(), true);
+    applyImage(metadata.image(), MetadataDelta.EVERYTHING);
   }
 
   /**

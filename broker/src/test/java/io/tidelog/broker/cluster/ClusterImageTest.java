@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.pcollections.HashTreePMap;
 
 /** What a controlled shutdown waits for: leaderships another in-sync replica could take. */
 class ClusterImageTest {
@@ -15,7 +16,12 @@ class ClusterImageTest {
 
   private static ClusterImage image(
       Map<Integer, BrokerInfo> brokers, Map<TopicPartition, PartitionState> partitions) {
-    return new ClusterImage(1, brokers, Map.of(), partitions, Map.of());
+    return new ClusterImage(
+        1,
+        HashTreePMap.from(brokers),
+        HashTreePMap.empty(),
+        HashTreePMap.from(partitions),
+        HashTreePMap.empty());
   }
 
   @Test

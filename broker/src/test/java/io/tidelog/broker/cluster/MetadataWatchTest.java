@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -55,6 +57,47 @@ class MetadataWatchTest {
           .atMost(Duration.ofSeconds(10))
           .untilAsserted(
               () -> assertThat(watcher.image().topics()).containsOnlyKeys("during", "after"));
+    }
+  }
+
+  @Test
+  void eachImageComesWithWhatItsWatchEventChangedAndSharesTheRest() throws Exception {
+    try (EtcdServer etcd = EtcdServer.start(dir);
+        MetadataStore store = MetadataStore.connect(List.of(etcd.endpoint()), "delta");
+        BrokerRegistration registration =
+            new BrokerRegistration(
+                store,
+                new BrokerInfo(0, "127.0.0.1", 9092, null, "only", false),
+                60_000,
+                lease -> {},
+                () -> {},
+                () -> {})) {
+      registration.register();
+      store.createTopic("a", 3, 1, Map.of());
+      store.createTopic("b", 2, 1, Map.of());
+      List<MetadataDelta> deltas = new CopyOnWriteArrayList<>();
+      store.addListener((image, delta) -> deltas.add(delta));
+      ClusterImage before = store.image();
+      TopicPartition a1 = new TopicPartition("a", 1);
+
+      store.alterIsr(a1, before.partition(a1).orElseThrow(), List.of());
+
+      assertThat(deltas).hasSize(1);
+      MetadataDelta delta = deltas.get(0);
+      assertThat(delta.everything() || delta.brokers() || delta.candidates()).isFalse();
+      assertThat(delta.partitions()).containsExactly(a1);
+      assertThat(delta.topics()).isEmpty();
+      assertThat(delta.touches(new TopicPartition("a", 0))).isFalse();
+      ClusterImage after = store.image();
+      assertThat(after.partitions().get(a1).isr()).isEmpty();
+      assertThat(after.topics().get("b")).isSameAs(before.topics().get("b"));
+
+      store.createTopic("c", 2, 1, Map.of());
+
+      assertThat(deltas).hasSize(2);
+      assertThat(deltas.get(1).topics()).containsExactly("c");
+      assertThat(deltas.get(1).partitions())
+          .containsExactlyInAnyOrder(new TopicPartition("c", 0), new TopicPartition("c", 1));
     }
   }
 }

@@ -1,0 +1,32 @@
+package io.tidelog.broker.cluster;
+
+import java.util.Set;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * What changed from one published {@link ClusterImage} to the next, as Kafka's {@code
+ * MetadataDelta}: listeners look at these keys only, so the work of a watch event is that of its
+ * changes, however large the cluster.
+ *
+ * @param everything the image was read whole (at start, or after the watch was lost): any key may
+ *     have changed, and the sets below are empty
+ * @param brokers whether a broker registration came, went or changed
+ * @param candidates whether a controller candidate came or went
+ * @param topics the topics created, changed or deleted
+ * @param partitions the partitions whose state was written or deleted
+ */
+public record MetadataDelta(
+    boolean everything,
+    boolean brokers,
+    boolean candidates,
+    Set<String> topics,
+    Set<TopicPartition> partitions) {
+  /** The delta of an image read whole. */
+  public static final MetadataDelta EVERYTHING =
+      new MetadataDelta(true, true, true, Set.of(), Set.of());
+
+  /** Whether {@code tp}'s state or its topic changed. */
+  public boolean touches(TopicPartition tp) {
+    return everything || partitions.contains(tp) || topics.contains(tp.topic());
+  }
+}
