@@ -8,6 +8,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -22,24 +24,30 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * Many partitions on one broker, Tidelog's or Apache Kafka's: creates {@code topics} topics of
- * {@code partitions} partitions each through Admin, in requests of {@value #TOPICS_PER_REQUEST}
- * topics, then measures what a user of that many partitions meets:
+ * Many partitions on one broker or on three, Tidelog's or Apache Kafka's: creates {@code topics}
+ * topics of {@code partitions} partitions each through Admin, in requests of {@value
+ * #TOPICS_PER_REQUEST} topics, then measures what a user of that many partitions meets:
  *
  * <ul>
  *   <li>creation: from the first CreateTopics to the last answered;
  *   <li>Metadata for all topics ({@code KafkaConsumer.listTopics}, one Metadata request naming no
  *       topic): the median of {@value #METADATA_RUNS};
- *   <li>the broker's resident memory, open file descriptors and memory mappings, from /proc, and
- *       those of its metadata store when it runs apart (Tidelog's etcd);
- *   <li>restart: {@code kill -9}, start, and the time until the broker serves again: every topic in
- *       its Metadata answer with a leader for every partition, and an {@code acks=all} produce to
- *       the last topic acknowledged; then the same figures of memory and handles.
+ *   <li>the first broker's resident memory, open file descriptors and memory mappings, from /proc,
+ *       and those of its metadata store when it runs apart (Tidelog's etcd);
+ *   <li>on one broker, restart: {@code kill -9}, start, and the time until the broker serves again:
+ *       every topic in its Metadata answer with a leader for every partition, and an {@code
+ *       acks=all} produce to the last topic acknowledged; then the same figures of memory and
+ *       handles;
+ *   <li>on several, failover: {@code kill -9} of the first broker (it leads about a third of the
+ *       partitions), and the time until every partition has a live leader in the Metadata of the
+ *       others; then restart: start it again, and the time until it is back in the ISR of every
+ *       partition it holds a replica of.
  * </ul>
  *
- * <p>Usage: {@code ScaleBench <control> <bootstrap> <topics> <partitions> <broker pid file>
- * [<metadata store pid file>]}, where {@code <control> kill 1} SIGKILLs the broker and {@code
- * <control> start 1} starts it. Prints one line per figure: {@code figure<TAB>value}.
+ * <p>Usage: {@code ScaleBench <control> <bootstrap> <topics> <partitions> <replication factor>
+ * <broker pid file> [<metadata store pid file>]}, where {@code <control> kill 1} SIGKILLs the first
+ * broker, the one at the first bootstrap address, and {@code <control> start 1} starts it. Prints
+ * one line per figure: {@code figure<TAB>value}.
  */
 public final class ScaleBench {
   private static final int TOPICS_PER_REQUEST = 500;
@@ -49,45 +57,121 @@ public final class ScaleBench {
   private ScaleBench() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length < 5 || args.length > 6) {
+    if (args.length < 6 || args.length > 7) {
       System.err.println(
-          "usage: ScaleBench <control> <bootstrap> <topics> <partitions> <broker pid file>"
-              + " [<metadata store pid file>]");
+          "usage: ScaleBench <control> <bootstrap> <topics> <partitions> <replication factor>"
+              + " <broker pid file> [<metadata store pid file>]");
       System.exit(2);
     }
     ClusterControl control = new ClusterControl(args[0], STEP_TIMEOUT_MS);
     String bootstrap = args[1];
-    int topics = Integer.parseInt(args[2]);
-    int partitions = Integer.parseInt(args[3]);
-    Path brokerPid = Path.of(args[4]);
-    Path storePid = args.length == 6 ? Path.of(args[5]) : null;
+    Scale scale =
+        new Scale(Integer.parseInt(args[2]), Integer.parseInt(args[3]), Short.parseShort(args[4]));
+    Path brokerPid = Path.of(args[5]);
+    Path storePid = args.length == 7 ? Path.of(args[6]) : null;
 
-    report("partitions", topics * (long) partitions);
+    report("partitions", scale.total());
+    report("replication_factor", scale.replicationFactor());
     try (Admin admin = admin(bootstrap)) {
       long start = System.nanoTime();
-      for (int first = 0; first < topics; first += TOPICS_PER_REQUEST) {
+      for (int first = 0; first < scale.topics(); first += TOPICS_PER_REQUEST) {
         List<NewTopic> batch = new ArrayList<>();
-        for (int t = first; t < Math.min(topics, first + TOPICS_PER_REQUEST); t++) {
-          batch.add(new NewTopic(topic(t), partitions, (short) 1));
+        for (int t = first; t < Math.min(scale.topics(), first + TOPICS_PER_REQUEST); t++) {
+          batch.add(new NewTopic(topic(t), scale.partitions(), scale.replicationFactor()));
         }
         admin.createTopics(batch).all().get(STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
       }
       report("create_seconds", seconds(start));
     }
-    awaitServing(bootstrap, topics, partitions, System.nanoTime());
+    awaitServing(bootstrap, scale, System.nanoTime());
     report("metadata_all_ms", metadataAllMillis(bootstrap));
     reportProcess("broker", brokerPid);
     if (storePid != null) {
       reportProcess("store", storePid);
     }
 
-    control.kill(1);
-    long restart = System.nanoTime();
-    control.start(1);
-    awaitServing(bootstrap, topics, partitions, restart);
-    report("restart_seconds", seconds(restart));
+    String first = bootstrap.split(",")[0];
+    String others = bootstrap.substring(first.length()).replaceFirst("^,", "");
+    if (others.isEmpty()) {
+      control.kill(1);
+      long restart = System.nanoTime();
+      control.start(1);
+      awaitServing(bootstrap, scale, restart);
+      report("restart_seconds", seconds(restart));
+    } else {
+      int killed = nodeAt(bootstrap, first);
+      report(
+          "killed_broker_led_partitions",
+          count(others, scale, p -> p.leader() != null && p.leader().id() == killed));
+      control.kill(1);
+      long failover = System.nanoTime();
+      awaitAll(
+          others,
+          scale,
+          failover,
+          p -> p.leader() != null && !p.leader().isEmpty() && p.leader().id() != killed);
+      report("failover_seconds", seconds(failover));
+      long restart = System.nanoTime();
+      control.start(1);
+      awaitAll(others, scale, restart, p -> p.inSyncReplicas().length == p.replicas().length);
+      report("restart_seconds", seconds(restart));
+    }
     report("metadata_all_after_restart_ms", metadataAllMillis(bootstrap));
     reportProcess("broker_after_restart", brokerPid);
+  }
+
+  /** What the benchmark creates. */
+  private record Scale(int topics, int partitions, short replicationFactor) {
+    long total() {
+      return (long) topics * partitions;
+    }
+  }
+
+  /** The id of the broker listening at {@code address}, from the cluster's metadata. */
+  private static int nodeAt(String bootstrap, String address) throws Exception {
+    try (Admin admin = admin(bootstrap)) {
+      int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+      return admin.describeCluster().nodes().get(60, TimeUnit.SECONDS).stream()
+          .filter(node -> node.port() == port)
+          .findFirst()
+          .orElseThrow(() -> new IllegalStateException("no broker at " + address))
+          .id();
+    }
+  }
+
+  private static long count(String bootstrap, Scale scale, Predicate<PartitionInfo> which) {
+    try (KafkaConsumer<String, String> consumer = consumer(bootstrap)) {
+      Map<String, List<PartitionInfo>> all = consumer.listTopics(Duration.ofSeconds(60));
+      return ours(all, scale).filter(which).count();
+    }
+  }
+
+  private static Stream<PartitionInfo> ours(Map<String, List<PartitionInfo>> all, Scale scale) {
+    return IntStream.range(0, scale.topics())
+        .mapToObj(t -> all.getOrDefault(topic(t), List.of()))
+        .flatMap(List::stream);
+  }
+
+  /**
+   * Waits until every partition satisfies {@code condition} in the Metadata of {@code bootstrap}.
+   */
+  private static void awaitAll(
+      String bootstrap, Scale scale, long since, Predicate<PartitionInfo> condition)
+      throws Exception {
+    long deadline = since + TimeUnit.MILLISECONDS.toNanos(STEP_TIMEOUT_MS);
+    while (true) {
+      try {
+        if (count(bootstrap, scale, condition) == scale.total()) {
+          return;
+        }
+      } catch (Exception e) {
+        // not answering yet
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("not every partition got there in time");
+      }
+      Thread.sleep(200);
+    }
   }
 
   private static String topic(int t) {
@@ -95,34 +179,21 @@ public final class ScaleBench {
   }
 
   /** Waits until every topic has a leader for every partition and a produce is acknowledged. */
-  private static void awaitServing(String bootstrap, int topics, int partitions, long since)
-      throws Exception {
+  private static void awaitServing(String bootstrap, Scale scale, long since) throws Exception {
+    awaitAll(bootstrap, scale, since, p -> p.leader() != null && !p.leader().isEmpty());
     long deadline = since + TimeUnit.MILLISECONDS.toNanos(STEP_TIMEOUT_MS);
     while (true) {
-      try (KafkaConsumer<String, String> consumer = consumer(bootstrap)) {
-        Map<String, List<PartitionInfo>> all = consumer.listTopics(Duration.ofSeconds(30));
-        long led = 0;
-        for (int t = 0; t < topics; t++) {
-          List<PartitionInfo> infos = all.get(topic(t));
-          if (infos != null) {
-            led += infos.stream().filter(p -> p.leader() != null && !p.leader().isEmpty()).count();
-          }
-        }
-        if (led == (long) topics * partitions) {
-          try (KafkaProducer<String, String> producer = producer(bootstrap)) {
-            producer
-                .send(new ProducerRecord<>(topic(topics - 1), "serving"))
-                .get(30, TimeUnit.SECONDS);
-            return;
-          }
-        }
+      try (KafkaProducer<String, String> producer = producer(bootstrap)) {
+        producer
+            .send(new ProducerRecord<>(topic(scale.topics() - 1), "serving"))
+            .get(30, TimeUnit.SECONDS);
+        return;
       } catch (Exception e) {
-        // not serving yet
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("the brokers did not acknowledge a produce in time", e);
+        }
+        Thread.sleep(500);
       }
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the broker did not serve every partition in time");
-      }
-      Thread.sleep(500);
     }
   }
 
