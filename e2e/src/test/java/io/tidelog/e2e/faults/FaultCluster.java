@@ -106,7 +106,13 @@ final class FaultCluster implements AutoCloseable {
                   "--initial-cluster-state",
                   "new",
                   "--max-txn-ops",
-                  "10000"));
+                  "10000",
+                  // Compacted every minute (dev and the operator: five), so that the faults also
+                  // meet watches that lost their history and read the metadata again
+                  "--auto-compaction-mode",
+                  "periodic",
+                  "--auto-compaction-retention",
+                  "1m"));
       member.start();
       etcd.add(member);
     }

@@ -494,7 +494,12 @@ public final class ClusterModel {
                 "--initial-cluster-state=new",
                 "--initial-cluster-token=" + c.getMetadata().getName(),
                 // A topic takes one operation per partition, plus one, in one transaction.
-                "--max-txn-ops=10000")
+                "--max-txn-ops=10000",
+                // Every leader and ISR change is a revision: history older than five minutes
+                // goes, as Kubernetes' API server compacts it, or etcd fills its quota. A broker
+                // whose watch falls further behind reads the metadata again.
+                "--auto-compaction-mode=periodic",
+                "--auto-compaction-retention=5m")
             .withEnv(
                 new EnvVarBuilder()
                     .withName("POD_NAME")
