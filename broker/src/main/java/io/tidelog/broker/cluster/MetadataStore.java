@@ -177,10 +177,11 @@ public final class MetadataStore implements AutoCloseable {
   /**
    * Records several new topics in as few etcd transactions as etcd's default limit of {@value
    * #DEFAULT_MAX_TXN_OPS} operations allows, as Kafka's controller appends one batch of records:
-   * each transaction holds whole topics (a larger topic goes alone). The transactions go one after
-   * the other, and the metadata is awaited once, after the last: a request of many topics waits for
-   * etcd's commits, not for the watch to deliver each. When a transaction fails because one of its
-   * names was taken meanwhile, its topics are created one by one, so that each gets its own
+   * each transaction holds whole topics (a larger topic goes alone). Up to {@value #TXNS_IN_FLIGHT}
+   * transactions are in flight at once, so that etcd commits them together, and the metadata is
+   * awaited once, after the last: a request of many topics waits for a few of etcd's commits, not
+   * for one per transaction nor for the watch to deliver each. When a transaction fails because one
+   * of its names was taken meanwhile, its topics are created one by one, so that each gets its own
    * outcome.
    *
    * @return each topic's outcome by name, completed: its metadata, or what {@link #createTopic}
@@ -188,8 +189,7 @@ public final class MetadataStore implements AutoCloseable {
    */
   public Map<String, CompletableFuture<TopicMetadata>> createTopics(List<NewTopic> topics) {
     Map<String, CompletableFuture<TopicMetadata>> outcomes = new LinkedHashMap<>();
-    Map<String, CompletableFuture<TopicMetadata>> written = new LinkedHashMap<>();
-    long[] lastRevision = {0};
+    List<List<TopicMetadata>> batches = new ArrayList<>();
     List<TopicMetadata> batch = new ArrayList<>();
     int batchOps = 0;
     for (NewTopic wanted : topics) {
@@ -202,19 +202,39 @@ public final class MetadataStore implements AutoCloseable {
       }
       int ops = 1 + topic.partitions();
       if (!batch.isEmpty() && batchOps + ops > DEFAULT_MAX_TXN_OPS) {
-        createBatch(batch, outcomes, written, lastRevision);
-        batch.clear();
+        batches.add(batch);
+        batch = new ArrayList<>();
         batchOps = 0;
       }
       batch.add(topic);
       batchOps += ops;
     }
     if (!batch.isEmpty()) {
-      createBatch(batch, outcomes, written, lastRevision);
+      batches.add(batch);
+    }
+    Map<String, CompletableFuture<TopicMetadata>> written = new LinkedHashMap<>();
+    long lastRevision = 0;
+    for (int from = 0; from < batches.size(); from += TXNS_IN_FLIGHT) {
+      List<List<TopicMetadata>> window =
+          batches.subList(from, Math.min(batches.size(), from + TXNS_IN_FLIGHT));
+      List<CompletableFuture<TxnResponse>> sent = new ArrayList<>();
+      for (List<TopicMetadata> each : window) {
+        List<Cmp> compares = new ArrayList<>();
+        List<Op> ops = new ArrayList<>();
+        for (TopicMetadata topic : each) {
+          compares.add(absent(topic.name()));
+          ops.addAll(creationOps(topic));
+        }
+        sent.add(send(compares, ops));
+      }
+      for (int i = 0; i < window.size(); i++) {
+        lastRevision =
+            Math.max(lastRevision, created(window.get(i), sent.get(i), outcomes, written));
+      }
     }
     if (!written.isEmpty()) {
       try {
-        awaitRevision(lastRevision[0]);
+        awaitRevision(lastRevision);
         written.forEach((name, outcome) -> outcome.complete(image.topics().get(name)));
       } catch (RuntimeException e) {
         written.values().forEach(outcome -> outcome.completeExceptionally(e));
@@ -224,41 +244,31 @@ public final class MetadataStore implements AutoCloseable {
   }
 
   /**
-   * Creates {@code batch} in one transaction; its topics' outcomes go into {@code written}, to be
-   * completed once the metadata reaches {@code lastRevision}.
+   * The outcome of a transaction that creates {@code batch}: its topics go into {@code written}, to
+   * be completed once the metadata has them; if a name was taken meanwhile each topic is created
+   * alone, and if etcd failed every topic fails (the other batches may still go through).
+   *
+   * @return the revision of what was written, or 0
    */
-  private void createBatch(
+  private long created(
       List<TopicMetadata> batch,
+      CompletableFuture<TxnResponse> sent,
       Map<String, CompletableFuture<TopicMetadata>> outcomes,
-      Map<String, CompletableFuture<TopicMetadata>> written,
-      long[] lastRevision) {
+      Map<String, CompletableFuture<TopicMetadata>> written) {
+    TxnResponse response;
     try {
-      createBatchOrEach(batch, outcomes, written, lastRevision);
-    } catch (RuntimeException e) { // etcd failed: the other batches may still go through
-      batch.forEach(t -> outcomes.putIfAbsent(t.name(), CompletableFuture.failedFuture(e)));
+      response = awaitTxn(sent, batch.stream().mapToInt(t -> 1 + t.partitions()).sum());
+    } catch (RuntimeException e) {
+      batch.forEach(t -> outcomes.put(t.name(), CompletableFuture.failedFuture(e)));
+      return 0;
     }
-  }
-
-  private void createBatchOrEach(
-      List<TopicMetadata> batch,
-      Map<String, CompletableFuture<TopicMetadata>> outcomes,
-      Map<String, CompletableFuture<TopicMetadata>> written,
-      long[] lastRevision) {
-    List<Cmp> compares = new ArrayList<>();
-    List<Op> ops = new ArrayList<>();
-    for (TopicMetadata topic : batch) {
-      compares.add(absent(topic.name()));
-      ops.addAll(creationOps(topic));
-    }
-    TxnResponse response = transact(compares, ops);
     if (response.isSucceeded()) {
-      lastRevision[0] = Math.max(lastRevision[0], response.getHeader().getRevision());
       for (TopicMetadata topic : batch) {
         CompletableFuture<TopicMetadata> outcome = new CompletableFuture<>();
         outcomes.put(topic.name(), outcome);
         written.put(topic.name(), outcome);
       }
-      return;
+      return response.getHeader().getRevision();
     }
     for (TopicMetadata topic : batch) {
       try {
@@ -271,6 +281,7 @@ public final class MetadataStore implements AutoCloseable {
         outcomes.put(topic.name(), CompletableFuture.failedFuture(e));
       }
     }
+    return 0;
   }
 
   /** The topic's metadata with a fresh id and an assignment over the live brokers. */
@@ -483,12 +494,7 @@ public final class MetadataStore implements AutoCloseable {
               CmpTarget.modRevision(change.expected().modRevision())));
       ops.add(put(partitionKey(change.tp()), change.next().toJson().encode()));
     }
-    return client
-        .getKVClient()
-        .txn()
-        .If(compares.toArray(Cmp[]::new))
-        .Then(ops.toArray(Op[]::new))
-        .commit();
+    return send(compares, ops);
   }
 
   /**
@@ -527,21 +533,34 @@ public final class MetadataStore implements AutoCloseable {
    * @throws PolicyViolationException when etcd refuses that many operations in one transaction
    */
   TxnResponse transact(List<Cmp> compares, List<Op> ops) {
+    return awaitTxn(send(compares, ops), ops.size());
+  }
+
+  /** Sends {@code ops} under {@code compares} as one etcd transaction, without waiting. */
+  private CompletableFuture<TxnResponse> send(List<Cmp> compares, List<Op> ops) {
+    return client
+        .getKVClient()
+        .txn()
+        .If(compares.toArray(Cmp[]::new))
+        .Then(ops.toArray(Op[]::new))
+        .commit();
+  }
+
+  /**
+   * Waits for a transaction of {@code ops} operations that {@link #send} sent.
+   *
+   * @throws PolicyViolationException when etcd refuses that many operations in one transaction
+   */
+  private static TxnResponse awaitTxn(CompletableFuture<TxnResponse> sent, int ops) {
     try {
-      return get(
-          client
-              .getKVClient()
-              .txn()
-              .If(compares.toArray(Cmp[]::new))
-              .Then(ops.toArray(Op[]::new))
-              .commit());
+      return get(sent);
     } catch (KafkaException e) {
       if (String.valueOf(e.getCause()).contains("too many operations in txn request")) {
         throw new PolicyViolationException(
             ("The change needs %d etcd operations in one transaction (one per partition, plus one),"
                     + " more than this cluster's etcd allows: raise etcd's --max-txn-ops"
                     + " (default %d)")
-                .formatted(ops.size(), DEFAULT_MAX_TXN_OPS));
+                .formatted(ops, DEFAULT_MAX_TXN_OPS));
       }
       throw e;
     }

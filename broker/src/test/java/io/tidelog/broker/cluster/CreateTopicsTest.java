@@ -20,7 +20,7 @@ class CreateTopicsTest {
   @TempDir Path dir;
 
   @Test
-  void aHundredTopicsTakeTwoTransactionsAndTheRefusedOnesFailAlone() throws Exception {
+  void aThousandTopicsTakeSixteenTransactionsAndTheRefusedOnesFailAlone() throws Exception {
     try (EtcdServer etcd = EtcdServer.start(dir);
         MetadataStore store = MetadataStore.connect(List.of(etcd.endpoint()), "batch");
         BrokerRegistration registration =
@@ -33,10 +33,10 @@ class CreateTopicsTest {
                 () -> {})) {
       registration.register();
       store.createTopic("taken", 1, 1, Map.of());
-      // Given 100 new one-partition topics (two etcd operations each), a taken name, and a
+      // Given 1,000 new one-partition topics (two etcd operations each), a taken name, and a
       // replication factor that one broker cannot hold,
       List<MetadataStore.NewTopic> topics = new ArrayList<>();
-      for (int i = 0; i < 100; i++) {
+      for (int i = 0; i < 1000; i++) {
         topics.add(new MetadataStore.NewTopic("t" + i, 1, 1, Map.of()));
       }
       topics.add(new MetadataStore.NewTopic("taken", 1, 1, Map.of()));
@@ -46,13 +46,13 @@ class CreateTopicsTest {
       // when they are created in one call,
       Map<String, CompletableFuture<TopicMetadata>> outcomes = store.createTopics(topics);
 
-      // then the 100 exist after two transactions (at most 128 operations each, one revision
-      // each), and the other two fail with their own errors.
-      for (int i = 0; i < 100; i++) {
+      // then the 1,000 exist after 16 transactions (at most 128 operations each, one revision
+      // each, sent eight at a time), and the other two fail with their own errors.
+      for (int i = 0; i < 1000; i++) {
         assertThat(outcomes.get("t" + i).join().name()).isEqualTo("t" + i);
         assertThat(store.image().topics()).containsKey("t" + i);
       }
-      assertThat(store.image().revision() - before).isEqualTo(2);
+      assertThat(store.image().revision() - before).isEqualTo(16);
       assertThat(outcomes.get("taken"))
           .failsWithin(Duration.ZERO)
           .withThrowableOfType(ExecutionException.class)
