@@ -89,7 +89,12 @@ public record ClusterImage(
 
   /** A builder of the next image, which records what it changes as a {@link MetadataDelta}. */
   Builder toBuilder() {
-    return new Builder(this);
+    return new Builder(this, true);
+  }
+
+  /** A builder of an image read whole: it records no changes, its delta is everything. */
+  static Builder builder() {
+    return new Builder(EMPTY, false);
   }
 
   static final class Builder {
@@ -100,10 +105,12 @@ public record ClusterImage(
     private PMap<String, Candidate> candidates;
     private boolean brokersChanged;
     private boolean candidatesChanged;
+    private final boolean tracking;
     private final Set<String> changedTopics = new HashSet<>();
     private final Set<TopicPartition> changedPartitions = new HashSet<>();
 
-    private Builder(ClusterImage image) {
+    private Builder(ClusterImage image, boolean tracking) {
+      this.tracking = tracking;
       revision = image.revision;
       brokers = image.brokers;
       topics = image.topics;
@@ -139,7 +146,7 @@ public record ClusterImage(
               .ifPresent(
                   tp -> {
                     partitions = partitions.minus(tp);
-                    changedPartitions.add(tp);
+                    changed(changedPartitions, tp);
                   });
         }
       }
@@ -161,7 +168,7 @@ public record ClusterImage(
                 value == null
                     ? null
                     : TopicMetadata.fromJson(name, new JsonObject(value), modRevision));
-        changedTopics.add(name);
+        changed(changedTopics, name);
       } else if (key.startsWith(PARTITIONS)) {
         TopicPartition tp =
             partitionOf(key)
@@ -171,7 +178,7 @@ public record ClusterImage(
                 partitions,
                 tp,
                 value == null ? null : PartitionState.fromJson(new JsonObject(value), modRevision));
-        changedPartitions.add(tp);
+        changed(changedPartitions, tp);
       } else if (key.startsWith(CONTROLLER + "/")) {
         candidates =
             put(
@@ -197,6 +204,12 @@ public record ClusterImage(
       }
     }
 
+    private <T> void changed(Set<T> changes, T key) {
+      if (tracking) {
+        changes.add(key);
+      }
+    }
+
     private static <K, V> PMap<K, V> put(PMap<K, V> map, K key, V value) {
       return value == null ? map.minus(key) : map.plus(key, value);
     }
@@ -207,6 +220,9 @@ public record ClusterImage(
 
     /** What this builder changed in the image it started from. */
     MetadataDelta delta() {
+      if (!tracking) {
+        return MetadataDelta.EVERYTHING;
+      }
       return new MetadataDelta(
           false,
           brokersChanged,

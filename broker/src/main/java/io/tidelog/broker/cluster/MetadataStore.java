@@ -67,8 +67,13 @@ public final class MetadataStore implements AutoCloseable {
 
   private static final long RELOAD_BACKOFF_MS = 1_000;
 
-  /** Keys per page when the metadata is read whole: at 1 KB a value, a page is about 1 MB. */
+  /** Keys in the first page when the metadata is read whole: at 1 KB a value, about 1 MB. */
   static final int DEFAULT_PAGE_KEYS = 1_000;
+
+  /** The size the pages of a whole read grow or shrink towards, a quarter of gRPC's limit. */
+  static final int PAGE_BYTES = 1 << 20;
+
+  private static final int MAX_PAGE_KEYS = 65_536;
 
   private static final int MAX_CAS_ATTEMPTS = 5;
   private static final String PRODUCER_IDS = "producer-ids/next";
@@ -442,10 +447,11 @@ public final class MetadataStore implements AutoCloseable {
   /**
    * Writes many partition states as Kafka's controller appends a batch of records: in transactions
    * of up to {@value #DEFAULT_MAX_TXN_OPS} compares ({@code fence} and one per partition), up to
-   * {@value #TXNS_IN_FLIGHT} of them in flight at once, and the metadata awaited once, after the
-   * last. A transaction that fails because one of its partitions changed meanwhile (a leader's ISR
-   * change) is written again one partition at a time, so that only the changed ones are left out;
-   * the controller decides those again from the image that shows the change.
+   * {@value #TXNS_IN_FLIGHT} of them in flight at once, and the metadata awaited after each such
+   * window, so that each wait is bounded however many changes there are. A transaction that fails
+   * because one of its partitions changed meanwhile (a leader's ISR change) is written again one
+   * partition at a time, so that only the changed ones are left out; the controller decides those
+   * again from the image that shows the change.
    *
    * @return how many of {@code changes} were written
    */
@@ -456,8 +462,8 @@ public final class MetadataStore implements AutoCloseable {
       batches.add(changes.subList(from, Math.min(changes.size(), from + perTxn)));
     }
     int written = 0;
-    long lastRevision = 0;
     for (int from = 0; from < batches.size(); from += TXNS_IN_FLIGHT) {
+      long lastRevision = 0;
       List<List<PartitionChange>> window =
           batches.subList(from, Math.min(batches.size(), from + TXNS_IN_FLIGHT));
       List<CompletableFuture<TxnResponse>> sent =
@@ -475,8 +481,6 @@ public final class MetadataStore implements AutoCloseable {
           written += alone.isSucceeded() ? 1 : 0;
         }
       }
-    }
-    if (lastRevision > 0) {
       awaitRevision(lastRevision);
     }
     return written;
@@ -665,16 +669,19 @@ public final class MetadataStore implements AutoCloseable {
   }
 
   /**
-   * The image of every key under the prefix as of one revision, read in pages of at most {@link
-   * #pageKeys} keys so that no answer nears gRPC's 4 MiB limit on a message, however large the
-   * cluster; a page that still exceeds it is read again in halves.
+   * The image of every key under the prefix as of one revision, read in pages so that no answer
+   * nears gRPC's 4 MiB limit on a message, however large the cluster. The first page has {@link
+   * #pageKeys} keys; later pages grow or shrink towards {@value #PAGE_BYTES} bytes, since etcd
+   * walks its index from a page's first key to the end of the range for every page (to count the
+   * rest), so a page costs the keys after it: a million partitions in pages of 1,000 keys took 111
+   * s. A page that still exceeds gRPC's limit is read again in halves.
    */
   private ClusterImage readAll() {
     ByteSequence end = OptionsUtil.prefixEndOf(key(""));
     ByteSequence from = key("");
     long revision = 0;
     int limit = pageKeys;
-    ClusterImage.Builder builder = ClusterImage.EMPTY.toBuilder();
+    ClusterImage.Builder builder = ClusterImage.builder();
     while (true) {
       GetResponse page;
       try {
@@ -699,7 +706,9 @@ public final class MetadataStore implements AutoCloseable {
       if (revision == 0) {
         revision = page.getHeader().getRevision();
       }
+      long bytes = 0;
       for (KeyValue kv : page.getKvs()) {
+        bytes += kv.getKey().size() + kv.getValue().size();
         builder.apply(
             relative(kv),
             kv.getValue().toString(UTF_8),
@@ -711,6 +720,11 @@ public final class MetadataStore implements AutoCloseable {
       }
       ByteSequence last = page.getKvs().get(page.getKvs().size() - 1).getKey();
       from = last.concat(ByteSequence.from(new byte[] {0}));
+      if (bytes < PAGE_BYTES / 2) {
+        limit = (int) Math.min(MAX_PAGE_KEYS, 2L * limit);
+      } else if (bytes > PAGE_BYTES) {
+        limit = Math.max(1, limit / 2);
+      }
     }
   }
 

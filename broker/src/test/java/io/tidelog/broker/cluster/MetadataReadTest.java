@@ -60,7 +60,7 @@ class MetadataReadTest {
         assertThat(reader.image().topics().get("topic-599").configs())
             .containsEntry("padding", padding);
       }
-      // Pages of 7 keys: many pages, one snapshot
+      // Pages from 7 keys: many pages, one snapshot
       try (MetadataStore reader = MetadataStore.connect(List.of(etcd.endpoint()), "big", 7)) {
         assertThat(reader.image().topics()).hasSize(600);
         assertThat(reader.image().revision()).isEqualTo(writer.image().revision());
