@@ -447,11 +447,11 @@ public final class MetadataStore implements AutoCloseable {
   /**
    * Writes many partition states as Kafka's controller appends a batch of records: in transactions
    * of up to {@value #DEFAULT_MAX_TXN_OPS} compares ({@code fence} and one per partition), up to
-   * {@value #TXNS_IN_FLIGHT} of them in flight at once, and the metadata awaited after each such
-   * window, so that each wait is bounded however many changes there are. A transaction that fails
-   * because one of its partitions changed meanwhile (a leader's ISR change) is written again one
-   * partition at a time, so that only the changed ones are left out; the controller decides those
-   * again from the image that shows the change.
+   * {@value #TXNS_IN_FLIGHT} of them in flight at once, and the metadata awaited once, after the
+   * last, for as long as the watch makes progress. A transaction that fails because one of its
+   * partitions changed meanwhile (a leader's ISR change) is written again one partition at a time,
+   * so that only the changed ones are left out; the controller decides those again from the image
+   * that shows the change.
    *
    * @return how many of {@code changes} were written
    */
@@ -462,8 +462,8 @@ public final class MetadataStore implements AutoCloseable {
       batches.add(changes.subList(from, Math.min(changes.size(), from + perTxn)));
     }
     int written = 0;
+    long lastRevision = 0;
     for (int from = 0; from < batches.size(); from += TXNS_IN_FLIGHT) {
-      long lastRevision = 0;
       List<List<PartitionChange>> window =
           batches.subList(from, Math.min(batches.size(), from + TXNS_IN_FLIGHT));
       List<CompletableFuture<TxnResponse>> sent =
@@ -481,8 +481,8 @@ public final class MetadataStore implements AutoCloseable {
           written += alone.isSucceeded() ? 1 : 0;
         }
       }
-      awaitRevision(lastRevision);
     }
+    awaitRevision(lastRevision);
     return written;
   }
 
@@ -586,10 +586,27 @@ public final class MetadataStore implements AutoCloseable {
 
   /** Waits until this broker's image includes {@code revision}. */
   void awaitRevision(long revision) {
-    if (!awaitImage(image -> publishedRevision >= revision, TIMEOUT_MS)) {
-      throw new TimeoutException(
-          "The metadata watch did not reach revision " + revision + " in time");
+    // The watch may be behind by many events after a large write; it is given time as long as it
+    // moves, and fails the wait once it stands still for TIMEOUT_MS
+    long seen = -1;
+    while (seen < publishedRevision) {
+      seen = publishedRevision;
+      long from = seen;
+      if (awaitImage(image -> publishedRevision >= revision, TIMEOUT_MS)) {
+        return;
+      }
+      if (publishedRevision == from) {
+        break;
+      }
     }
+    throw new TimeoutException(
+        "The metadata watch did not reach revision "
+            + revision
+            + " in time: it stood at "
+            + publishedRevision
+            + " for "
+            + TIMEOUT_MS
+            + " ms");
   }
 
   /**
