@@ -265,8 +265,7 @@ final class LogSegment implements AutoCloseable {
 
   /** An empty region at the end of the file, for a read at or past the readable end. */
   LogReadInfo emptyRead(long nextOffset) {
-    int end = sizeInBytes();
-    return new LogReadInfo(log().slice(end, 0), end, nextOffset);
+    return new LogReadInfo(MemoryRecords.EMPTY, sizeInBytes(), nextOffset);
   }
 
   private void verify(FileChannelRecordBatch batch) {

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.SimpleRecord;
@@ -139,7 +140,7 @@ class LogCleanerTest {
     while (offset < leader.logEndOffset()) {
       LogReadInfo read = leader.read(offset, Integer.MAX_VALUE, Long.MAX_VALUE);
       java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(read.records().sizeInBytes());
-      read.records().readInto(bytes, 0);
+      ((FileRecords) read.records()).readInto(bytes, 0);
       if (bytes.hasRemaining()) {
         follower.appendAsFollower(MemoryRecords.readableRecords(bytes));
       }

@@ -29,6 +29,7 @@ import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.record.DefaultRecordBatch;
+import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
@@ -109,7 +110,8 @@ class PartitionLogTest {
     assertThat(values(oneBatch.records())).containsExactly("a", "b");
     assertThat(oneBatch.nextOffset()).isEqualTo(2);
     assertThat(oneBatch.filePosition()).isZero();
-    assertThat(oneBatch.records().file().getName()).isEqualTo("00000000000000000000.log");
+    assertThat(((FileRecords) oneBatch.records()).file().getName())
+        .isEqualTo("00000000000000000000.log");
     assertThat(values(atLeastOne.records())).containsExactly("c", "d");
     assertThat(atLeastOne.filePosition()).isEqualTo(batchBytes);
     assertThat(values(belowHighWatermark.records())).containsExactly("a", "b", "c", "d");
@@ -680,7 +682,12 @@ class PartitionLogTest {
     // Given a log of several segments, closed and loaded again
     PartitionLog reopened = reload(multiSegmentLog());
 
-    // Then no segment file is open; a read opens the one it reads, an append the active one
+    // Then no segment file is open, nor does a read at the log end open one (what followers of
+    // an idle partition poll for); a read opens the one it reads, an append the active one
+    assertThat(descriptorsOf(reopened.dir())).isZero();
+    long end = reopened.logEndOffset();
+    assertThat(reopened.read(end, 1000, Long.MAX_VALUE).records().sizeInBytes()).isZero();
+    assertThat(reopened.read(0, 1000, 0).records().sizeInBytes()).isZero();
     assertThat(descriptorsOf(reopened.dir())).isZero();
     assertThat(offsets(reopened.read(1, 1, Long.MAX_VALUE).records())).containsExactly(1L);
     assertThat(descriptorsOf(reopened.dir())).isEqualTo(1);
