@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.SimpleRecord;
@@ -159,7 +160,7 @@ public class LogBenchmark {
     LogReadInfo read = state.log.read(state.offset, READ_BYTES, Long.MAX_VALUE);
     state.sink.clear();
     state.sink.limit(read.records().sizeInBytes());
-    read.records().readInto(state.sink, 0);
+    ((FileRecords) read.records()).readInto(state.sink, 0);
     bytes.bytes += read.records().sizeInBytes();
     state.offset = read.nextOffset();
     return state.offset;
