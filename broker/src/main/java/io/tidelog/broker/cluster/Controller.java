@@ -250,7 +250,7 @@ public final class Controller implements AutoCloseable {
       return;
     }
     try {
-      int written = store.writePartitions(changes, fence);
+      int written = store.writePartitions(changes, List.of(fence)).size();
       List<TopicPartition> offline =
           changes.stream()
               .filter(c -> c.next().leader() == PartitionState.NO_LEADER)

@@ -20,10 +20,13 @@ import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -423,92 +426,112 @@ public final class MetadataStore implements AutoCloseable {
     }
   }
 
-  /**
-   * Replaces a partition's state if it is still {@code expected}, also comparing {@code fences}
-   * (the controller's election key).
-   *
-   * @return the written state, or empty when another write came first
-   */
-  Optional<PartitionState> writePartition(
-      TopicPartition tp, PartitionState expected, PartitionState next, Cmp... fences) {
-    List<Cmp> compares = new ArrayList<>(List.of(fences));
-    compares.add(
-        new Cmp(
-            key(partitionKey(tp)), Cmp.Op.EQUAL, CmpTarget.modRevision(expected.modRevision())));
-    TxnResponse response =
-        transact(compares, List.of(put(partitionKey(tp), next.toJson().encode())));
-    awaitRevision(response.getHeader().getRevision());
-    return response.isSucceeded() ? image.partition(tp) : Optional.empty();
-  }
-
   /** A partition state to write in place of {@code expected}, if that is still the stored one. */
-  record PartitionChange(TopicPartition tp, PartitionState expected, PartitionState next) {}
+  public record PartitionChange(TopicPartition tp, PartitionState expected, PartitionState next) {}
 
   /**
    * Writes many partition states as Kafka's controller appends a batch of records: in transactions
-   * of up to {@value #DEFAULT_MAX_TXN_OPS} compares ({@code fence} and one per partition), up to
-   * {@value #TXNS_IN_FLIGHT} of them in flight at once, and the metadata awaited once, after the
-   * last, for as long as the watch makes progress. A transaction that fails because one of its
-   * partitions changed meanwhile (a leader's ISR change) is written again one partition at a time,
-   * so that only the changed ones are left out; the controller decides those again from the image
-   * that shows the change.
+   * of up to {@value #DEFAULT_MAX_TXN_OPS} compares ({@code fences}, such as the controller's
+   * election key, and one per partition), up to {@value #TXNS_IN_FLIGHT} of them in flight at once,
+   * and the metadata awaited once, after the last, for as long as the watch makes progress. A
+   * transaction that fails because some of its partitions changed meanwhile (another writer came
+   * first) reads their stored states instead, and is sent once more without them.
    *
-   * @return how many of {@code changes} were written
+   * @return the partitions of {@code changes} that were written
    */
-  int writePartitions(List<PartitionChange> changes, Cmp fence) {
-    int perTxn = DEFAULT_MAX_TXN_OPS - 1;
+  Set<TopicPartition> writePartitions(List<PartitionChange> changes, List<Cmp> fences) {
+    int perTxn = DEFAULT_MAX_TXN_OPS - fences.size();
     List<List<PartitionChange>> batches = new ArrayList<>();
     for (int from = 0; from < changes.size(); from += perTxn) {
       batches.add(changes.subList(from, Math.min(changes.size(), from + perTxn)));
     }
-    int written = 0;
+    Set<TopicPartition> written = new HashSet<>();
     long lastRevision = 0;
     for (int from = 0; from < batches.size(); from += TXNS_IN_FLIGHT) {
       List<List<PartitionChange>> window =
           batches.subList(from, Math.min(batches.size(), from + TXNS_IN_FLIGHT));
       List<CompletableFuture<TxnResponse>> sent =
-          window.stream().map(batch -> writeAsync(batch, fence)).toList();
+          window.stream().map(batch -> writeAsync(batch, fences)).toList();
       for (int i = 0; i < window.size(); i++) {
+        List<PartitionChange> batch = window.get(i);
         TxnResponse response = get(sent.get(i));
+        if (!response.isSucceeded()) {
+          List<PartitionChange> current = stillCurrent(batch, response);
+          if (current.isEmpty() || current.size() == batch.size()) {
+            continue; // every partition changed first, or a fence failed
+          }
+          batch = current;
+          response = get(writeAsync(batch, fences));
+          if (!response.isSucceeded()) {
+            continue; // changed again meanwhile: left to the next decision
+          }
+        }
         lastRevision = Math.max(lastRevision, response.getHeader().getRevision());
-        if (response.isSucceeded()) {
-          written += window.get(i).size();
-          continue;
-        }
-        for (PartitionChange one : window.get(i)) {
-          TxnResponse alone = get(writeAsync(List.of(one), fence));
-          lastRevision = Math.max(lastRevision, alone.getHeader().getRevision());
-          written += alone.isSucceeded() ? 1 : 0;
-        }
+        batch.forEach(change -> written.add(change.tp()));
       }
     }
     awaitRevision(lastRevision);
     return written;
   }
 
-  private CompletableFuture<TxnResponse> writeAsync(List<PartitionChange> batch, Cmp fence) {
-    List<Cmp> compares = new ArrayList<>(batch.size() + 1);
-    compares.add(fence);
-    List<Op> ops = new ArrayList<>(batch.size());
+  /**
+   * Sends one transaction of {@code batch}: if every compare holds it writes the new states,
+   * otherwise it reads the stored ones, so that {@link #stillCurrent} can tell which changed.
+   */
+  private CompletableFuture<TxnResponse> writeAsync(List<PartitionChange> batch, List<Cmp> fences) {
+    List<Cmp> compares = new ArrayList<>(fences);
+    List<Op> puts = new ArrayList<>(batch.size());
+    List<Op> gets = new ArrayList<>(batch.size());
     for (PartitionChange change : batch) {
+      ByteSequence key = key(partitionKey(change.tp()));
       compares.add(
-          new Cmp(
-              key(partitionKey(change.tp())),
-              Cmp.Op.EQUAL,
-              CmpTarget.modRevision(change.expected().modRevision())));
-      ops.add(put(partitionKey(change.tp()), change.next().toJson().encode()));
+          new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(change.expected().modRevision())));
+      puts.add(put(partitionKey(change.tp()), change.next().toJson().encode()));
+      gets.add(Op.get(key, GetOption.DEFAULT));
     }
-    return send(compares, ops);
+    return client
+        .getKVClient()
+        .txn()
+        .If(compares.toArray(Cmp[]::new))
+        .Then(puts.toArray(Op[]::new))
+        .Else(gets.toArray(Op[]::new))
+        .commit();
+  }
+
+  /** The changes of a failed {@link #writeAsync} whose partitions were still as expected. */
+  private static List<PartitionChange> stillCurrent(
+      List<PartitionChange> batch, TxnResponse failed) {
+    List<GetResponse> stored = failed.getGetResponses();
+    List<PartitionChange> current = new ArrayList<>();
+    for (int i = 0; i < batch.size() && i < stored.size(); i++) {
+      List<KeyValue> kvs = stored.get(i).getKvs();
+      if (!kvs.isEmpty() && kvs.get(0).getModRevision() == batch.get(i).expected().modRevision()) {
+        current.add(batch.get(i));
+      }
+    }
+    return current;
   }
 
   /**
-   * The ISR change a leader makes: a compare-and-swap on the partition's state.
+   * The ISR changes leaders make, as Kafka's AlterPartition carries many: compare-and-swaps on each
+   * partition's state, {@linkplain #writePartitions written together}.
    *
-   * @return the written state, or empty when the state changed first (a new leader or epoch)
+   * @return the written states; a partition whose state changed first (a new leader or epoch) is
+   *     not among them
    */
+  public Map<TopicPartition, PartitionState> alterIsrs(List<PartitionChange> changes) {
+    Map<TopicPartition, PartitionState> written = new HashMap<>();
+    for (TopicPartition tp : writePartitions(changes, List.of())) {
+      image.partition(tp).ifPresent(state -> written.put(tp, state));
+    }
+    return written;
+  }
+
+  /** One ISR change, as {@link #alterIsrs}: the written state, or empty. */
   public Optional<PartitionState> alterIsr(
       TopicPartition tp, PartitionState expected, List<Integer> isr) {
-    return writePartition(tp, expected, expected.withIsr(isr));
+    return Optional.ofNullable(
+        alterIsrs(List.of(new PartitionChange(tp, expected, expected.withIsr(isr)))).get(tp));
   }
 
   Client client() {

@@ -3,6 +3,7 @@ package io.tidelog.broker.replica;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataDelta;
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.MetadataStore.PartitionChange;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.TopicConfigs;
@@ -59,7 +60,7 @@ public final class ReplicaManager implements AutoCloseable {
   private final Map<String, String> topicDefaults;
   private final long replicaLagTimeMaxMs;
   private final Shard[] shards;
-  private final Executor metadataExecutor;
+  private final IsrChangeSender isrChanges;
 
   /** ISR checks, and the purgatories' expirations. */
   private final ScheduledThreadPoolExecutor timer = newTimer();
@@ -88,7 +89,7 @@ public final class ReplicaManager implements AutoCloseable {
     this.metadata = metadata;
     this.topicDefaults = topicDefaults;
     this.replicaLagTimeMaxMs = replicaLagTimeMaxMs;
-    this.metadataExecutor = metadataExecutor;
+    this.isrChanges = new IsrChangeSender(metadata, metadataExecutor);
     this.shards = new Shard[shardCount];
     for (int i = 0; i < shardCount; i++) {
       shards[i] = new Shard("tidelog-shard-" + i);
@@ -565,7 +566,8 @@ public final class ReplicaManager implements AutoCloseable {
     PartitionState expected = p.state();
     p.isrChangeStarted();
     LOG.info("{}: ISR {} -> {}", p.tp, expected.isr(), wanted);
-    CompletableFuture.supplyAsync(() -> metadata.alterIsr(p.tp, expected, wanted), metadataExecutor)
+    isrChanges
+        .send(new PartitionChange(p.tp, expected, expected.withIsr(wanted)))
         .whenCompleteAsync(
             (written, e) -> {
               p.isrChangeEnded();
