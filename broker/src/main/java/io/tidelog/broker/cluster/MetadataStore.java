@@ -233,7 +233,7 @@ public final class MetadataStore implements AutoCloseable {
           compares.add(absent(topic.name()));
           ops.addAll(creationOps(topic));
         }
-        sent.add(send(compares, ops));
+        sent.add(send(compares, ops, List.of()));
       }
       for (int i = 0; i < window.size(); i++) {
         lastRevision =
@@ -489,13 +489,7 @@ public final class MetadataStore implements AutoCloseable {
       puts.add(put(partitionKey(change.tp()), change.next().toJson().encode()));
       gets.add(Op.get(key, GetOption.DEFAULT));
     }
-    return client
-        .getKVClient()
-        .txn()
-        .If(compares.toArray(Cmp[]::new))
-        .Then(puts.toArray(Op[]::new))
-        .Else(gets.toArray(Op[]::new))
-        .commit();
+    return send(compares, puts, gets);
   }
 
   /** The changes of a failed {@link #writeAsync} whose partitions were still as expected. */
@@ -560,16 +554,21 @@ public final class MetadataStore implements AutoCloseable {
    * @throws PolicyViolationException when etcd refuses that many operations in one transaction
    */
   TxnResponse transact(List<Cmp> compares, List<Op> ops) {
-    return awaitTxn(send(compares, ops), ops.size());
+    return awaitTxn(send(compares, ops, List.of()), ops.size());
   }
 
-  /** Sends {@code ops} under {@code compares} as one etcd transaction, without waiting. */
-  private CompletableFuture<TxnResponse> send(List<Cmp> compares, List<Op> ops) {
+  /**
+   * Sends {@code ops} under {@code compares} as one etcd transaction, {@code otherwise} when a
+   * compare fails, without waiting.
+   */
+  private CompletableFuture<TxnResponse> send(
+      List<Cmp> compares, List<Op> ops, List<Op> otherwise) {
     return client
         .getKVClient()
         .txn()
         .If(compares.toArray(Cmp[]::new))
         .Then(ops.toArray(Op[]::new))
+        .Else(otherwise.toArray(Op[]::new))
         .commit();
   }
 
@@ -611,17 +610,13 @@ public final class MetadataStore implements AutoCloseable {
   void awaitRevision(long revision) {
     // The watch may be behind by many events after a large write; it is given time as long as it
     // moves, and fails the wait once it stands still for TIMEOUT_MS
-    long seen = -1;
-    while (seen < publishedRevision) {
-      seen = publishedRevision;
-      long from = seen;
+    long from;
+    do {
+      from = publishedRevision;
       if (awaitImage(image -> publishedRevision >= revision, TIMEOUT_MS)) {
         return;
       }
-      if (publishedRevision == from) {
-        break;
-      }
-    }
+    } while (publishedRevision != from);
     throw new TimeoutException(
         "The metadata watch did not reach revision "
             + revision
