@@ -57,7 +57,6 @@ public final class LogManager implements AutoCloseable {
   static final String CLEANER_CHECKPOINT = "cleaner-offset-checkpoint";
   static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
   static final String LOCK_FILE = ".lock";
-  static final String PARTITION_METADATA = "partition.metadata";
   private static final int FLUSH_QUEUE_CAPACITY = 10_000;
   private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
 
@@ -249,12 +248,6 @@ public final class LogManager implements AutoCloseable {
   }
 
   /**
-   * The log of {@code topicPartition}, created empty in the live directory with the fewest logs
-   * when it does not exist yet.
-   *
-   * @throws KafkaStorageException when no directory is live or creating the log fails
-   */
-  /**
    * The log of {@code tp} for the topic {@code topicId}, recorded in its {@code
    * partition.metadata}. A log that an earlier topic of the same name left, deleted and created
    * again while this broker was away, is deleted first: its records are not the new topic's.
@@ -262,16 +255,16 @@ public final class LogManager implements AutoCloseable {
   public PartitionLog getOrCreateLog(TopicPartition tp, Uuid topicId, LogConfig config) {
     PartitionLog log = logs.get(tp);
     if (log != null && !log.isOffline()) {
-      List<String> stored = readTopicId(log);
-      if (stored.equals(List.of(topicId.toString()))) {
+      Optional<String> stored = log.topicId();
+      if (stored.equals(Optional.of(topicId.toString()))) {
         return log;
       }
-      if (!stored.isEmpty()) {
+      if (stored.isPresent()) {
         LOG.warn(
             "{}: the log in {} belongs to an earlier topic {} of this name; deleting it",
             tp,
             log.dir(),
-            stored.get(0));
+            stored.get());
         try {
           deleteLog(tp);
         } catch (IOException e) {
@@ -281,25 +274,16 @@ public final class LogManager implements AutoCloseable {
       }
     }
     PartitionLog current = getOrCreateLog(tp, config);
-    try {
-      new CheckpointFile(current.dir().resolve(PARTITION_METADATA))
-          .write(List.of(topicId.toString()));
-    } catch (IOException e) {
-      handleDirFailure(current.dir().getParent(), e);
-      throw new KafkaStorageException("Cannot record the topic id of " + tp, e);
-    }
+    current.recordTopicId(topicId);
     return current;
   }
 
-  private List<String> readTopicId(PartitionLog log) {
-    try {
-      return new CheckpointFile(log.dir().resolve(PARTITION_METADATA)).read();
-    } catch (IOException e) {
-      handleDirFailure(log.dir().getParent(), e);
-      throw new KafkaStorageException("Cannot read the topic id of " + log.topicPartition(), e);
-    }
-  }
-
+  /**
+   * The log of {@code topicPartition}, created empty in the live directory with the fewest logs
+   * when it does not exist yet.
+   *
+   * @throws KafkaStorageException when no directory is live or creating the log fails
+   */
   public PartitionLog getOrCreateLog(TopicPartition topicPartition, LogConfig config) {
     return logs.computeIfAbsent(topicPartition, tp -> createLog(tp, config));
   }

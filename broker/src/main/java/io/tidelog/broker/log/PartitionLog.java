@@ -25,6 +25,7 @@ import java.util.regex.Pattern;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
@@ -65,6 +66,7 @@ public final class PartitionLog implements AutoCloseable {
   private final LogServices services;
   private final NavigableMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
   private final LeaderEpochCache leaderEpochCache;
+  private final PartitionMetadataFile partitionMetadata;
   private final LogValidator validator = new LogValidator();
   private final ProducerStateManager producerState;
   private final Object recoveryPointLock = new Object();
@@ -91,6 +93,7 @@ public final class PartitionLog implements AutoCloseable {
     this.config = config;
     this.services = services;
     this.leaderEpochCache = leaderEpochCache;
+    this.partitionMetadata = new PartitionMetadataFile(dir);
     this.producerState = new ProducerStateManager(dir);
     this.lastFlushMs = services.time().milliseconds();
   }
@@ -369,6 +372,7 @@ public final class PartitionLog implements AutoCloseable {
     }
     LogConfig config = this.config;
     try {
+      partitionMetadata.maybeFlush(); // no record may be durable before the topic id is
       leaderEpochCache.writeIfTrimmed(); // no epoch past the log end may outlive this append
       LogSegment segment =
           maybeRoll(
@@ -915,6 +919,11 @@ public final class PartitionLog implements AutoCloseable {
       return;
     }
     flush();
+    try {
+      partitionMetadata.maybeFlush();
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
     producerState.snapshot(logEndOffset);
     for (LogSegment segment : segments.values()) {
       segment.close();
@@ -930,8 +939,46 @@ public final class PartitionLog implements AutoCloseable {
     segments.values().forEach(LogSegment::closeHandlers);
   }
 
+  /**
+   * Records that this log belongs to the topic {@code topicId}, in its {@code partition.metadata}:
+   * written and fsynced by the flusher, or before the first append, whichever comes first.
+   */
+  void recordTopicId(Uuid topicId) {
+    partitionMetadata.record(topicId);
+    services
+        .flusher()
+        .execute(
+            () -> {
+              try {
+                if (!offline) {
+                  partitionMetadata.maybeFlush();
+                }
+              } catch (IOException e) {
+                if (!offline) {
+                  failDirectory(e);
+                }
+              }
+            });
+  }
+
+  /**
+   * The id of the topic this log belongs to, as last recorded; none for a log that predates topic
+   * ids.
+   *
+   * @throws KafkaStorageException when {@code partition.metadata} is unreadable or malformed; the
+   *     log directory is offline then
+   */
+  Optional<String> topicId() {
+    try {
+      return partitionMetadata.read();
+    } catch (IOException e) {
+      throw failDirectory(e);
+    }
+  }
+
   /** Deletes the log's directory and everything in it; the log must not be used afterwards. */
   void delete() throws IOException {
+    partitionMetadata.discard();
     for (LogSegment segment : segments.values()) {
       segment.delete();
     }

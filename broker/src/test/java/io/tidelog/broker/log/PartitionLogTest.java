@@ -641,6 +641,52 @@ class PartitionLogTest {
         .count();
   }
 
+  @Test
+  void theTopicIdIsWrittenInTheBackgroundOrBeforeTheFirstAppend() throws IOException {
+    // Given a flusher that holds what it is given, as one behind on fsyncs does
+    List<Runnable> held = new ArrayList<>();
+    LogServices slowFlusher = new LogServices(time, held::add, (dir, e) -> {});
+    Path metadata = logDir.resolve("orders-0").resolve(PartitionMetadataFile.FILE_NAME);
+    org.apache.kafka.common.Uuid topicId = org.apache.kafka.common.Uuid.randomUuid();
+    PartitionLog log =
+        PartitionLog.open(
+            logDir.resolve("orders-0"), LogConfig.parse(Map.of()), LoadState.NEW, slowFlusher);
+    opened.add(log);
+
+    // When a topic id is recorded: it is known at once, and written by the flusher, not the caller
+    log.recordTopicId(topicId);
+    assertThat(log.topicId()).contains(topicId.toString());
+    assertThat(metadata).doesNotExist();
+    assertThat(held).hasSize(1);
+
+    // Then the first append writes it before any record
+    log.append(batch(T0, "a"), 0);
+    assertThat(Files.readAllLines(metadata)).containsExactly("0", "1", topicId.toString());
+
+    // And the flusher's late turn writes nothing more
+    long modified = Files.getLastModifiedTime(metadata).toMillis();
+    Files.setLastModifiedTime(metadata, java.nio.file.attribute.FileTime.fromMillis(0));
+    held.forEach(Runnable::run);
+    assertThat(Files.getLastModifiedTime(metadata).toMillis()).isZero().isNotEqualTo(modified);
+  }
+
+  @Test
+  void aTopicIdRecordedJustBeforeTheLogIsDeletedIsNeverWritten() throws IOException {
+    List<Runnable> held = new ArrayList<>();
+    PartitionLog log =
+        PartitionLog.open(
+            logDir.resolve("orders-0"),
+            LogConfig.parse(Map.of()),
+            LoadState.NEW,
+            new LogServices(time, held::add, (dir, e) -> {}));
+    log.recordTopicId(org.apache.kafka.common.Uuid.randomUuid());
+
+    log.delete();
+    held.forEach(Runnable::run);
+
+    assertThat(logDir.resolve("orders-0")).doesNotExist();
+  }
+
   /** The file descriptors this process holds on files in {@code dir}, from /proc/self/fd. */
   private static long descriptorsOf(Path dir) throws IOException {
     long count = 0;
