@@ -15,11 +15,14 @@ import org.apache.kafka.common.record.RecordBatch;
  * the two logs diverge.
  *
  * <p>Persisted in Kafka's {@code leader-epoch-checkpoint} format ({@code <epoch> <startOffset>}
- * lines in a {@link CheckpointFile}) on every change, and truncated together with the log. One
- * exception, as Kafka flushes the same trims asynchronously: what loading the log trims ({@link
- * #trimToLog}) is written only before the log next grows ({@link #writeIfTrimmed}). Until then the
- * file may hold epochs past the log's end, which every load trims again, and a broker restarting
- * with many idle partitions writes no file for them (two fsyncs each).
+ * lines in a {@link CheckpointFile}) on every change, and truncated together with the log. Two
+ * changes are written only before the log next grows ({@link #writeIfChanged}), since no record
+ * depends on them until then: what loading the log trims ({@link #trimToLog}; Kafka flushes the
+ * same trims asynchronously), and the epoch a new leader starts ({@link #startEpoch}; Kafka writes
+ * it at once). Until then the file may hold epochs past the log's end, which every load trims
+ * again, or lack an epoch in which nothing was written, which no follower's truncation needs. So a
+ * broker restarting with many idle partitions, or taking over their leadership, writes no file for
+ * them (two fsyncs each); every epoch of a record in the log is durable before the record.
  *
  * <p>Not thread-safe: the owning {@link PartitionLog}'s thread calls it.
  */
@@ -29,8 +32,8 @@ final class LeaderEpochCache {
   private final CheckpointFile checkpoint;
   private final NavigableMap<Integer, Long> startOffsets = new TreeMap<>();
 
-  /** Whether {@link #trimToLog} changed the history since it was last written. */
-  private boolean trimmedSinceWritten;
+  /** Whether {@link #trimToLog} or {@link #startEpoch} changed the history since it was written. */
+  private boolean unwritten;
 
   private LeaderEpochCache(CheckpointFile checkpoint) {
     this.checkpoint = checkpoint;
@@ -52,13 +55,27 @@ final class LeaderEpochCache {
 
   /** Records that {@code epoch} starts at {@code startOffset}, when it is a new, later epoch. */
   void assign(int epoch, long startOffset) throws IOException {
+    if (add(epoch, startOffset)) {
+      persist();
+    }
+  }
+
+  /**
+   * As {@link #assign}, for the epoch a new leader starts at its log end: written before the log
+   * next grows.
+   */
+  void startEpoch(int epoch, long startOffset) {
+    unwritten |= add(epoch, startOffset);
+  }
+
+  private boolean add(int epoch, long startOffset) {
     if (epoch == RecordBatch.NO_PARTITION_LEADER_EPOCH || epoch <= latestEpoch()) {
-      return;
+      return false;
     }
     // A newer epoch that starts at or before older ones overrides them (the log was truncated).
     startOffsets.values().removeIf(o -> o >= startOffset);
     startOffsets.put(epoch, startOffset);
-    persist();
+    return true;
   }
 
   int latestEpoch() {
@@ -108,12 +125,15 @@ final class LeaderEpochCache {
   void trimToLog(long logStartOffset, long logEndOffset) {
     boolean changed = removeFrom(logEndOffset);
     changed |= startAt(logStartOffset);
-    trimmedSinceWritten |= changed;
+    unwritten |= changed;
   }
 
-  /** Before the log grows: writes what {@link #trimToLog} changed, if not written since. */
-  void writeIfTrimmed() throws IOException {
-    if (trimmedSinceWritten) {
+  /**
+   * Before the log grows: writes what {@link #trimToLog} or {@link #startEpoch} changed, if not
+   * written since.
+   */
+  void writeIfChanged() throws IOException {
+    if (unwritten) {
       persist();
     }
   }
@@ -154,7 +174,7 @@ final class LeaderEpochCache {
 
   private void persist() throws IOException {
     checkpoint.write(entries().stream().map(e -> e.epoch() + " " + e.startOffset()).toList());
-    trimmedSinceWritten = false;
+    unwritten = false;
   }
 
   /** An epoch and the first offset written in it. */

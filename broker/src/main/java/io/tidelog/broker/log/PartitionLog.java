@@ -373,7 +373,7 @@ public final class PartitionLog implements AutoCloseable {
     LogConfig config = this.config;
     try {
       partitionMetadata.maybeFlush(); // no record may be durable before the topic id is
-      leaderEpochCache.writeIfTrimmed(); // no epoch past the log end may outlive this append
+      leaderEpochCache.writeIfChanged(); // every epoch of these records is durable before them
       LogSegment segment =
           maybeRoll(
               new RollParams(
@@ -563,17 +563,12 @@ public final class PartitionLog implements AutoCloseable {
 
   /**
    * Starts {@code epoch} at the log end offset, as a new leader does before its first append, so
-   * that followers of the old epoch find where it ended.
+   * that followers of the old epoch find where it ended. Written to the epoch history's file before
+   * the log next grows.
    */
   public void assignLeaderEpoch(int epoch) {
     checkOnline();
-    try {
-      leaderEpochCache.assign(epoch, logEndOffset);
-    } catch (IOException e) {
-      throw failDirectory(e);
-    } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
-      throw failDirectory(e.getCause());
-    }
+    leaderEpochCache.startEpoch(epoch, logEndOffset);
   }
 
   public int latestEpoch() {

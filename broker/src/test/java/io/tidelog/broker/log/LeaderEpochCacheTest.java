@@ -71,9 +71,28 @@ class LeaderEpochCacheTest {
     assertThat(again.entries()).isEqualTo(loaded.entries());
 
     // And before the log grows it is written, so no epoch past the log's end outlives an append
-    loaded.writeIfTrimmed();
+    loaded.writeIfChanged();
     assertThat(Files.readAllLines(file)).containsExactly("0", "2", "1 5", "2 10");
     assertThat(LeaderEpochCache.load(dir).entries()).isEqualTo(loaded.entries());
+  }
+
+  @Test
+  void theEpochANewLeaderStartsIsWrittenOnlyBeforeTheLogGrows() throws IOException {
+    LeaderEpochCache cache = LeaderEpochCache.load(dir);
+    cache.assign(1, 0);
+    Path file = dir.resolve("leader-epoch-checkpoint");
+
+    // When a new leader starts epoch 2 at its log end, 10
+    cache.startEpoch(2, 10);
+
+    // Then followers of epoch 1 learn at once where it ended, but nothing is written yet
+    assertThat(cache.endOffsetFor(1, 10)).isEqualTo(new EpochEndOffset(1, 10));
+    assertThat(cache.endOffsetFor(2, 10)).isEqualTo(new EpochEndOffset(2, 10));
+    assertThat(Files.readAllLines(file)).containsExactly("0", "1", "1 0");
+
+    // And before the log grows it is, so every epoch of a record is durable before the record
+    cache.writeIfChanged();
+    assertThat(Files.readAllLines(file)).containsExactly("0", "2", "1 0", "2 10");
   }
 
   @Test

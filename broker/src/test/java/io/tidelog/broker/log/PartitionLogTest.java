@@ -570,14 +570,14 @@ class PartitionLogTest {
 
   @Test
   void anEpochPastTheLogEndIsDroppedAtLoadAndFromTheFileByTheNextAppend() throws IOException {
-    // Given a log led at epoch 1 with two records, then at epoch 2 without a record
+    // Given a log led at epoch 1 with two records, whose history names an epoch 2 from offset 2
+    // (its records lost in a crash)
     PartitionLog log = open(Map.of());
     log.append(batch(T0, "a", "b"), 1);
-    log.assignLeaderEpoch(2);
     log.close();
     opened.remove(log);
     Path file = log.dir().resolve("leader-epoch-checkpoint");
-    assertThat(Files.readAllLines(file)).containsExactly("0", "2", "1 0", "2 2");
+    Files.write(file, List.of("0", "2", "1 0", "2 2"));
 
     // When it loads, epoch 2 is dropped: it holds nothing (the file keeps it until the log grows)
     PartitionLog reopened = open(Map.of(), new LoadState(2, 0, true));
@@ -590,6 +590,23 @@ class PartitionLogTest {
             2L, Compression.NONE, 1, new SimpleRecord("c".getBytes(StandardCharsets.UTF_8))));
     assertThat(Files.readAllLines(file)).containsExactly("0", "1", "1 0");
     assertThat(reopened.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 3));
+  }
+
+  @Test
+  void becomingLeaderWritesItsEpochOnlyBeforeTheLogGrows() throws IOException {
+    // Given a log with records of epoch 1
+    PartitionLog log = open(Map.of());
+    log.append(batch(T0, "a", "b"), 1);
+    Path file = log.dir().resolve("leader-epoch-checkpoint");
+
+    // When it becomes leader at epoch 2: followers learn where epoch 1 ended, nothing is written
+    log.assignLeaderEpoch(2);
+    assertThat(log.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 2));
+    assertThat(Files.readAllLines(file)).containsExactly("0", "1", "1 0");
+
+    // Then its first append writes epoch 2 before its records
+    log.append(batch(T0, "c"), 2);
+    assertThat(Files.readAllLines(file)).containsExactly("0", "2", "1 0", "2 2");
   }
 
   @Test
