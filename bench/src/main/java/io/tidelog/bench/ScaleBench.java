@@ -38,7 +38,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *       every topic in its Metadata answer with a leader for every partition, and an {@code
  *       acks=all} produce to the last topic acknowledged; then the same figures of memory and
  *       handles;
- *   <li>on several, failover: {@code kill -9} of the first broker (it leads about a third of the
+ *   <li>on several, the time from the creation's end until every partition's ISR holds all its
+ *       replicas; then failover: {@code kill -9} of the first broker (it leads about a third of the
  *       partitions), and the time until every partition has a live leader in the Metadata of the
  *       others; then restart: start it again, and the time until it is back in the ISR of every
  *       partition it holds a replica of.
@@ -99,6 +100,11 @@ public final class ScaleBench {
       awaitServing(bootstrap, scale, restart);
       report("restart_seconds", seconds(restart));
     } else {
+      // A partition whose followers fell out of its ISR has no leader to fail over to (Kafka's
+      // and Tidelog's clean election): wait for full ISRs first, and say how long they took
+      long replicated = System.nanoTime();
+      awaitAll(bootstrap, scale, replicated, p -> p.inSyncReplicas().length == p.replicas().length);
+      report("full_isr_after_creation_seconds", seconds(replicated));
       int killed = nodeAt(bootstrap, first);
       report(
           "killed_broker_led_partitions",
