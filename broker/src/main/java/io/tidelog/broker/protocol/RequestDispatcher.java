@@ -7,8 +7,10 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.ByteBuffer;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -24,7 +26,10 @@ import org.apache.kafka.common.requests.ResponseHeader;
 /**
  * Decodes a request frame with kafka-clients' generated message classes, hands it to the handler of
  * its API, and encodes the response. Runs on the connection's event loop; handlers return futures
- * and never block it.
+ * and never block it. The APIs whose answer grows with the cluster ({@link #SIZED_BY_CLUSTER}:
+ * Metadata, whose answer for all topics describes every partition) are answered and encoded on a
+ * Vert.x worker instead, as Kafka answers every request on a request handler thread: at 100,000
+ * partitions one such answer took an event loop 2 to 3 s, and every other connection on it waited.
  *
  * <p>An ApiVersions request of an unknown version gets a v0 response with {@code
  * UNSUPPORTED_VERSION}, as Kafka does, so the client can retry with a version it shares. Any other
@@ -32,6 +37,7 @@ import org.apache.kafka.common.requests.ResponseHeader;
  */
 public final class RequestDispatcher implements RequestProcessor {
   private static final int HEADER_PEEK_BYTES = 8;
+  private static final Set<ApiKeys> SIZED_BY_CLUSTER = EnumSet.of(ApiKeys.METADATA);
   private final Map<ApiKeys, ClientApiHandler> handlers = new EnumMap<>(ApiKeys.class);
   private final RequestMetrics metrics;
 
@@ -118,6 +124,24 @@ public final class RequestDispatcher implements RequestProcessor {
       return Future.failedFuture("malformed " + api + " v" + version + " request: " + e);
     }
     long receivedNanos = metrics.received();
+    Context context = Vertx.currentContext();
+    if (SIZED_BY_CLUSTER.contains(api)) {
+      return context
+          .executeBlocking(() -> answer(api, header, request, clientHost, receivedNanos), false)
+          .compose(answered -> Future.fromCompletionStage(answered, context))
+          .compose(r -> context.executeBlocking(() -> encode(r, header, request, version), false));
+    }
+    return Future.fromCompletionStage(
+            answer(api, header, request, clientHost, receivedNanos), context)
+        .map(r -> encode(r, header, request, version));
+  }
+
+  private CompletableFuture<AbstractResponse> answer(
+      ApiKeys api,
+      RequestHeader header,
+      AbstractRequest request,
+      String clientHost,
+      long receivedNanos) {
     CompletableFuture<AbstractResponse> response;
     try {
       response =
@@ -135,13 +159,14 @@ public final class RequestDispatcher implements RequestProcessor {
               return request.getErrorResponse(0, ErrorMapping.unwrap(e));
             });
     response.whenComplete((r, e) -> metrics.answered(api, receivedNanos));
-    Context context = Vertx.currentContext();
-    return Future.fromCompletionStage(response, context)
-        .map(
-            r ->
-                expectsNoResponse(request)
-                    ? Optional.empty()
-                    : Optional.of(r.toSend(header.toResponseHeader(), version)));
+    return response;
+  }
+
+  private static Optional<Send> encode(
+      AbstractResponse response, RequestHeader header, AbstractRequest request, short version) {
+    return expectsNoResponse(request)
+        ? Optional.empty()
+        : Optional.of(response.toSend(header.toResponseHeader(), version));
   }
 
   private static boolean expectsNoResponse(AbstractRequest request) {
