@@ -35,11 +35,16 @@ final class PartitionMetadataFile {
   }
 
   /** Writes and fsyncs the recorded topic id, if one was recorded since the last flush. */
-  synchronized void maybeFlush() throws IOException {
-    Uuid topicId = unflushed;
-    if (topicId != null) {
-      file.write(List.of(topicId.toString()));
-      unflushed = null;
+  void maybeFlush() throws IOException {
+    if (unflushed == null) {
+      return; // every append asks: no lock once written
+    }
+    synchronized (this) {
+      Uuid topicId = unflushed;
+      if (topicId != null) {
+        file.write(List.of(topicId.toString()));
+        unflushed = null;
+      }
     }
   }
 
