@@ -39,10 +39,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *       acks=all} produce to the last topic acknowledged; then the same figures of memory and
  *       handles;
  *   <li>on several, the time from the creation's end until every partition's ISR holds all its
- *       replicas; then failover: {@code kill -9} of the first broker (it leads about a third of the
- *       partitions), and the time until every partition has a live leader in the Metadata of the
- *       others; then restart: start it again, and the time until it is back in the ISR of every
- *       partition it holds a replica of.
+ *       replicas and keeps them for longer than {@code replica.lag.time.max.ms}; then failover:
+ *       {@code kill -9} of the first broker (it leads about a third of the partitions), and the
+ *       time until every partition has a live leader in the Metadata of the others; then restart:
+ *       start it again, and the time until it is back in the ISR of every partition it holds a
+ *       replica of.
  * </ul>
  *
  * <p>Usage: {@code ScaleBench <control> <bootstrap> <topics> <partitions> <replication factor>
@@ -54,6 +55,9 @@ public final class ScaleBench {
   private static final int TOPICS_PER_REQUEST = 500;
   private static final int METADATA_RUNS = 5;
   private static final long STEP_TIMEOUT_MS = TimeUnit.MINUTES.toMillis(30);
+
+  /** Longer than replica.lag.time.max.ms (30 s on both systems), for an ISR to count as stable. */
+  private static final long ISR_STABLE_MS = 35_000;
 
   private ScaleBench() {}
 
@@ -101,10 +105,10 @@ public final class ScaleBench {
       report("restart_seconds", seconds(restart));
     } else {
       // A partition whose followers fell out of its ISR has no leader to fail over to (Kafka's
-      // and Tidelog's clean election): wait for full ISRs first, and say how long they took
-      long replicated = System.nanoTime();
-      awaitAll(bootstrap, scale, replicated, p -> p.inSyncReplicas().length == p.replicas().length);
-      report("full_isr_after_creation_seconds", seconds(replicated));
+      // and Tidelog's clean election): wait until every ISR is full and stays so for longer than
+      // replica.lag.time.max.ms (new ISRs are full until followers that have not fetched yet are
+      // dropped), and say how long that took
+      report("full_isr_after_creation_seconds", awaitStableFullIsrs(bootstrap, scale));
       int killed = nodeAt(bootstrap, first);
       report(
           "killed_broker_led_partitions",
@@ -178,6 +182,36 @@ public final class ScaleBench {
       }
       Thread.sleep(200);
     }
+  }
+
+  /**
+   * Waits until every partition's ISR holds all its replicas in {@value #ISR_STABLE_MS} ms of
+   * consecutive Metadata answers.
+   *
+   * @return the seconds from now until the first of those answers
+   */
+  private static double awaitStableFullIsrs(String bootstrap, Scale scale) throws Exception {
+    long start = System.nanoTime();
+    long deadline = start + TimeUnit.MILLISECONDS.toNanos(STEP_TIMEOUT_MS);
+    long fullSince = -1;
+    while (fullSince < 0
+        || System.nanoTime() - fullSince < TimeUnit.MILLISECONDS.toNanos(ISR_STABLE_MS)) {
+      long asked = System.nanoTime();
+      boolean full;
+      try {
+        full =
+            count(bootstrap, scale, p -> p.inSyncReplicas().length == p.replicas().length)
+                == scale.total();
+      } catch (Exception e) {
+        full = false;
+      }
+      fullSince = full ? (fullSince < 0 ? asked : fullSince) : -1;
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the ISRs did not stay full in time");
+      }
+      Thread.sleep(1_000);
+    }
+    return Math.round((fullSince - start) / 1e7) / 100.0;
   }
 
   private static String topic(int t) {
