@@ -14,12 +14,15 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.Executor;
 import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.CorruptRecordException;
@@ -662,13 +665,10 @@ class PartitionLogTest {
   void theTopicIdIsWrittenInTheBackgroundOrBeforeTheFirstAppend() throws IOException {
     // Given a flusher that holds what it is given, as one behind on fsyncs does
     List<Runnable> held = new ArrayList<>();
-    LogServices slowFlusher = new LogServices(time, held::add, (dir, e) -> {});
-    Path metadata = logDir.resolve("orders-0").resolve(PartitionMetadataFile.FILE_NAME);
-    org.apache.kafka.common.Uuid topicId = org.apache.kafka.common.Uuid.randomUuid();
-    PartitionLog log =
-        PartitionLog.open(
-            logDir.resolve("orders-0"), LogConfig.parse(Map.of()), LoadState.NEW, slowFlusher);
+    PartitionLog log = openWithFlusher(held::add);
     opened.add(log);
+    Path metadata = log.dir().resolve(PartitionMetadataFile.FILE_NAME);
+    Uuid topicId = Uuid.randomUuid();
 
     // When a topic id is recorded: it is known at once, and written by the flusher, not the caller
     log.recordTopicId(topicId);
@@ -682,7 +682,7 @@ class PartitionLogTest {
 
     // And the flusher's late turn writes nothing more
     long modified = Files.getLastModifiedTime(metadata).toMillis();
-    Files.setLastModifiedTime(metadata, java.nio.file.attribute.FileTime.fromMillis(0));
+    Files.setLastModifiedTime(metadata, FileTime.fromMillis(0));
     held.forEach(Runnable::run);
     assertThat(Files.getLastModifiedTime(metadata).toMillis()).isZero().isNotEqualTo(modified);
   }
@@ -690,18 +690,22 @@ class PartitionLogTest {
   @Test
   void aTopicIdRecordedJustBeforeTheLogIsDeletedIsNeverWritten() throws IOException {
     List<Runnable> held = new ArrayList<>();
-    PartitionLog log =
-        PartitionLog.open(
-            logDir.resolve("orders-0"),
-            LogConfig.parse(Map.of()),
-            LoadState.NEW,
-            new LogServices(time, held::add, (dir, e) -> {}));
-    log.recordTopicId(org.apache.kafka.common.Uuid.randomUuid());
+    PartitionLog log = openWithFlusher(held::add);
+    log.recordTopicId(Uuid.randomUuid());
 
     log.delete();
     held.forEach(Runnable::run);
 
     assertThat(logDir.resolve("orders-0")).doesNotExist();
+  }
+
+  /** A new log whose background flushes go to {@code flusher}. */
+  private PartitionLog openWithFlusher(Executor flusher) throws IOException {
+    return PartitionLog.open(
+        logDir.resolve("orders-0"),
+        LogConfig.parse(Map.of()),
+        LoadState.NEW,
+        new LogServices(time, flusher, (dir, e) -> {}));
   }
 
   /** The file descriptors this process holds on files in {@code dir}, from /proc/self/fd. */
