@@ -10,7 +10,8 @@ import io.tidelog.broker.cluster.Controller;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
-import io.tidelog.broker.config.BrokerConfig.Listener;
+import io.tidelog.broker.config.Listener;
+import io.tidelog.broker.config.Listeners;
 import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.group.GroupCoordinator;
 import io.tidelog.broker.log.LogCleaner;
@@ -18,6 +19,8 @@ import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.metrics.BrokerCollector;
 import io.tidelog.broker.metrics.MetricsEndpoint;
+import io.tidelog.broker.network.AuthenticationMetrics;
+import io.tidelog.broker.network.PeerListener;
 import io.tidelog.broker.network.SocketServer;
 import io.tidelog.broker.protocol.BrokerApis;
 import io.tidelog.broker.protocol.ConfigsHandler;
@@ -34,13 +37,18 @@ import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.replica.ReplicaStatus;
+import io.tidelog.broker.security.ListenerSecurity;
+import io.tidelog.broker.security.ScramCredentials;
+import io.tidelog.broker.security.SslEngineSource;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -68,6 +76,13 @@ public final class Broker implements AutoCloseable {
   private static final long CHECKPOINT_INTERVAL_MS = 60_000;
 
   private static final long START_TIMEOUT_SECONDS = 60;
+
+  /**
+   * How often the keystore and truststore files of TLS listeners are read for changes: a rotated
+   * certificate is served within this long of Kubernetes updating its Secret.
+   */
+  static final long TLS_RELOAD_CHECK_INTERVAL_MS = 5_000;
+
   private static final long ETCD_RETRY_FIRST_MS = 1_000;
   private static final long ETCD_RETRY_MAX_MS = 30_000;
 
@@ -83,6 +98,8 @@ public final class Broker implements AutoCloseable {
   private final ReplicaManager replicas;
   private final ExecutorService metadataExecutor;
   private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final Map<String, ListenerSecurity> security;
+  private PeerListener peers;
   private ReplicaFetchers fetchers;
   private GroupCoordinator groups;
   private LogCleaner cleaner;
@@ -98,8 +115,10 @@ public final class Broker implements AutoCloseable {
       MetadataStore metadata,
       LogManager logManager,
       ReplicaManager replicas,
-      ExecutorService metadataExecutor) {
+      ExecutorService metadataExecutor,
+      Map<String, ListenerSecurity> security) {
     this.vertx = vertx;
+    this.security = security;
     this.metadata = metadata;
     this.logManager = logManager;
     this.replicas = replicas;
@@ -107,6 +126,14 @@ public final class Broker implements AutoCloseable {
   }
 
   public static Broker start(BrokerConfig config) throws Exception {
+    ScramCredentials scram = new ScramCredentials();
+    Map<String, ListenerSecurity> security = new LinkedHashMap<>();
+    for (Listener listener : config.listeners().bound()) {
+      security.put(
+          listener.name(),
+          ListenerSecurity.create(
+              listener.listenerName(), listener.protocol(), config.security(listener), scram));
+    }
     Vertx vertx = Vertx.vertx();
     HttpServer starting;
     MetadataStore metadata;
@@ -135,7 +162,7 @@ public final class Broker implements AutoCloseable {
             config.numIoThreads(),
             config.replicaLagTimeMaxMs(),
             metadataExecutor);
-    Broker broker = new Broker(vertx, metadata, logManager, replicas, metadataExecutor);
+    Broker broker = new Broker(vertx, metadata, logManager, replicas, metadataExecutor, security);
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
     try {
@@ -163,7 +190,7 @@ public final class Broker implements AutoCloseable {
               boolean alive = request.path().equals("/healthz");
               request.response().setStatusCode(alive ? 200 : 503).end(alive ? "ok" : "starting");
             })
-        .listen(config.httpPort(), config.listeners().get(0).host());
+        .listen(config.httpPort(), config.listeners().bound().get(0).host());
   }
 
   /**
@@ -185,9 +212,11 @@ public final class Broker implements AutoCloseable {
 
   /** Follows the metadata, registers, and campaigns for controller. */
   private void join(BrokerConfig config) throws InterruptedException {
+    peers = peerListener(config.listeners().interBroker());
     fetchers =
         new ReplicaFetchers(
             vertx,
+            peers,
             metadata,
             replicas,
             config.replicaFetchWaitMaxMs(),
@@ -203,14 +232,14 @@ public final class Broker implements AutoCloseable {
             config.topicDefaults(),
             config.autoLeaderRebalanceEnable(),
             config.leaderImbalanceCheckIntervalMs());
-    Listener advertised = config.advertisedListeners().get(0);
     registration =
         new BrokerRegistration(
             metadata,
             new BrokerInfo(
                 config.nodeId(),
-                advertised.host(),
-                advertised.port(),
+                config.listeners().advertised().stream()
+                    .map(l -> new BrokerInfo.Endpoint(l.name(), l.host(), l.port()))
+                    .toList(),
                 config.rack(),
                 Uuid.randomUuid().toString(),
                 false),
@@ -224,6 +253,27 @@ public final class Broker implements AutoCloseable {
     registration.register();
   }
 
+  /**
+   * The inter-broker listener as followers connect through it: its name, and on SSL this broker's
+   * client engines, which present its certificate.
+   */
+  private PeerListener peerListener(Listener interBroker) {
+    switch (interBroker.protocol()) {
+      case PLAINTEXT:
+        return new PeerListener(interBroker.name(), null);
+      case SSL:
+        SslEngineSource tls = security.get(interBroker.name()).sslEngines();
+        return new PeerListener(interBroker.name(), tls::clientEngine);
+      default:
+        throw new ConfigException(
+            BrokerConfig.INTER_BROKER_LISTENER_NAME,
+            interBroker.name(),
+            "followers fetch over PLAINTEXT or SSL (mutual TLS) listeners; "
+                + interBroker.protocol()
+                + " between brokers is not served yet");
+    }
+  }
+
   private static LogConfig topicConfig(BrokerConfig config, MetadataStore metadata, String topic) {
     Map<String, String> overrides =
         metadata.topic(topic).map(TopicMetadata::configs).orElse(Map.of());
@@ -232,7 +282,7 @@ public final class Broker implements AutoCloseable {
 
   private void listen(BrokerConfig config) throws Exception {
     TopicAdminHandler topics = new TopicAdminHandler(config, metadata, metadataExecutor);
-    leaderOffsets = new LeaderOffsets(vertx, replicas, metadata::image);
+    leaderOffsets = new LeaderOffsets(vertx, peers, replicas, metadata::image);
     TopicMetrics topicMetrics = new TopicMetrics(registry);
     metadata.addListener(
         (image, delta) -> {
@@ -250,13 +300,40 @@ public final class Broker implements AutoCloseable {
             new ConfigsHandler(config, metadata, metadataExecutor),
             new ProducerIdHandler(metadata, metadataExecutor),
             new GroupHandler(config.groupConfig(), metadata, topics, groups));
+    AuthenticationMetrics authentications = new AuthenticationMetrics(registry);
     server =
         new SocketServer(
-            vertx, new RequestDispatcher(apis, registry), config.listenerLimits(), registry);
+            vertx,
+            new RequestDispatcher(apis, security::get, authentications, registry),
+            config.listenerLimits(),
+            authentications,
+            registry);
     exportMetrics(config);
     MetricsEndpoint metricsEndpoint = new MetricsEndpoint(vertx, registry);
-    Listener listener = config.listeners().get(0);
-    await(server.listen(listener.host(), listener.port()));
+    Listeners listeners = config.listeners();
+    for (Listener bound : listeners.bound()) {
+      SslEngineSource tls = security.get(bound.name()).sslEngines();
+      await(
+          server.listen(
+              bound.listenerName(),
+              bound.protocol(),
+              bound.host(),
+              bound.port(),
+              tls == null ? null : tls::serverEngine));
+    }
+    vertx.setPeriodic(
+        TLS_RELOAD_CHECK_INTERVAL_MS,
+        id ->
+            vertx.executeBlocking(
+                () -> {
+                  security.values().stream()
+                      .map(ListenerSecurity::sslEngines)
+                      .filter(Objects::nonNull)
+                      .forEach(SslEngineSource::maybeReload);
+                  return null;
+                },
+                false));
+    Listener listener = listeners.bound().get(0);
     http =
         vertx
             .createHttpServer()
@@ -309,10 +386,11 @@ public final class Broker implements AutoCloseable {
     vertx.setPeriodic(
         CHECKPOINT_INTERVAL_MS, id -> metadataExecutor.execute(logManager::checkpoint));
     LOG.info(
-        "Broker {} serves Kafka on {}:{}, and /metrics, /healthz and /readyz on port {}",
+        "Broker {} serves Kafka on {}, and /metrics, /healthz and /readyz on port {}",
         config.nodeId(),
-        listener.host(),
-        listener.port(),
+        listeners.bound().stream()
+            .map(l -> l.name() + "://" + l.host() + ":" + l.port() + " (" + l.protocol() + ")")
+            .collect(Collectors.joining(", ")),
         config.httpPort());
   }
 

@@ -94,7 +94,8 @@ class EventLoopBlockingIT {
     // so the mark cannot watch nothing
     assertThat(
             MetadataHandler.class
-                .getDeclaredMethod("describe", TopicMetadata.class, ClusterImage.class)
+                .getDeclaredMethod(
+                    "describe", TopicMetadata.class, ClusterImage.class, String.class)
                 .getReturnType())
         .isEqualTo(MetadataResponseTopic.class);
   }

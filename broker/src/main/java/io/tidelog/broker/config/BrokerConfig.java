@@ -28,6 +28,7 @@ import java.util.Properties;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
 
 /**
  * The broker's settings, under Kafka's {@code server.properties} names and defaults, from a file
@@ -40,6 +41,9 @@ public final class BrokerConfig {
   public static final String NODE_ID = "node.id";
   public static final String LISTENERS = "listeners";
   public static final String ADVERTISED_LISTENERS = "advertised.listeners";
+  public static final String LISTENER_SECURITY_PROTOCOL_MAP = "listener.security.protocol.map";
+  public static final String INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name";
+  public static final String SECURITY_INTER_BROKER_PROTOCOL = "security.inter.broker.protocol";
   public static final String LOG_DIRS = "log.dirs";
   public static final String NUM_PARTITIONS = "num.partitions";
   public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
@@ -87,6 +91,8 @@ public final class BrokerConfig {
   /** Tidelog's own: the etcd cluster that holds the metadata, as a list of client URLs. */
   public static final String ETCD_ENDPOINTS = "tidelog.etcd.endpoints";
 
+  private static final String ETCD_PREFIX = "tidelog.etcd.";
+
   /**
    * Tidelog's own: the HTTP port of {@code /metrics}, {@code /healthz} and {@code /readyz}; 0 picks
    * a free one.
@@ -130,10 +136,13 @@ public final class BrokerConfig {
 
   private final Map<String, Object> values;
   private final Map<String, String> topicDefaults;
+  private final Map<String, String> raw;
 
-  private BrokerConfig(Map<String, Object> values, Map<String, String> topicDefaults) {
+  private BrokerConfig(
+      Map<String, Object> values, Map<String, String> topicDefaults, Map<String, String> raw) {
     this.values = values;
     this.topicDefaults = topicDefaults;
+    this.raw = raw;
   }
 
   private static ConfigDef definitions() {
@@ -151,7 +160,26 @@ public final class BrokerConfig {
                 LIST,
                 null,
                 HIGH,
-                "Where clients reach the broker; defaults to the listeners.")
+                "Where clients reach the broker, per listener; defaults to the listeners.")
+            .define(
+                LISTENER_SECURITY_PROTOCOL_MAP,
+                LIST,
+                Listeners.DEFAULT_PROTOCOL_MAP,
+                HIGH,
+                "Each listener name's security protocol, as NAME:PROTOCOL.")
+            .define(
+                INTER_BROKER_LISTENER_NAME,
+                STRING,
+                null,
+                HIGH,
+                "The listener that followers fetch from leaders through; by default the one"
+                    + " named by security.inter.broker.protocol.")
+            .define(
+                SECURITY_INTER_BROKER_PROTOCOL,
+                STRING,
+                "PLAINTEXT",
+                HIGH,
+                "The inter-broker listener's name when inter.broker.listener.name is not set.")
             .define(
                 LOG_DIRS, LIST, NO_DEFAULT_VALUE, HIGH, "The directories of the partition logs.")
             .define(
@@ -437,6 +465,7 @@ public final class BrokerConfig {
         null,
         LOW,
         "retention.ms in hours, when log.retention.ms is unset.");
+    SecurityConfigs.addTo(def);
     return def;
   }
 
@@ -477,7 +506,7 @@ public final class BrokerConfig {
    */
   public static BrokerConfig parse(Map<String, String> raw) {
     for (String key : raw.keySet()) {
-      if (!CONFIG_DEF.names().contains(key)) {
+      if (!CONFIG_DEF.names().contains(key) && !SecurityConfigs.isListenerKey(key)) {
         throw new ConfigException("Unknown broker config '" + key + "'");
       }
     }
@@ -495,22 +524,49 @@ public final class BrokerConfig {
           String.valueOf((Integer) values.get("log.retention.hours") * 3_600_000L));
     }
     TopicConfigs.validate(topicDefaults, Map.of());
-    BrokerConfig config = new BrokerConfig(values, Map.copyOf(topicDefaults));
+    BrokerConfig config = new BrokerConfig(values, Map.copyOf(topicDefaults), Map.copyOf(raw));
     config.queuedMaxRequestBytes(); // refuses a budget the largest request cannot fit in
+    config.listeners().bound().forEach(config::security); // refuses what does not add up
     return config;
+  }
+
+  /**
+   * The security configs of {@code listener}, as {@link SecurityConfigs#forListener} resolves them.
+   *
+   * @throws ConfigException when a SASL listener enables a mechanism Tidelog does not serve
+   */
+  public Map<String, Object> security(Listener listener) {
+    Map<String, Object> security = SecurityConfigs.forListener(listener.listenerName(), raw);
+    if (listener.protocol().name().startsWith("SASL_")) {
+      @SuppressWarnings("unchecked")
+      List<String> mechanisms =
+          (List<String>) security.get(BrokerSecurityConfigs.SASL_ENABLED_MECHANISMS_CONFIG);
+      for (String mechanism : mechanisms) {
+        if (!SecurityConfigs.SERVED_MECHANISMS.contains(mechanism)) {
+          throw new ConfigException(
+              listener.listenerName().configPrefix()
+                  + BrokerSecurityConfigs.SASL_ENABLED_MECHANISMS_CONFIG,
+              mechanisms,
+              mechanism
+                  + " is not served; the mechanisms are "
+                  + SecurityConfigs.SERVED_MECHANISMS);
+        }
+      }
+    }
+    return security;
   }
 
   public int nodeId() {
     return (Integer) values.get(NODE_ID);
   }
 
-  public List<Listener> listeners() {
-    return Listener.parseAll(LISTENERS, list(LISTENERS));
-  }
-
-  public List<Listener> advertisedListeners() {
-    List<String> advertised = list(ADVERTISED_LISTENERS);
-    return advertised == null ? listeners() : Listener.parseAll(ADVERTISED_LISTENERS, advertised);
+  public Listeners listeners() {
+    return Listeners.parse(
+        list(LISTENERS),
+        list(ADVERTISED_LISTENERS),
+        list(LISTENER_SECURITY_PROTOCOL_MAP),
+        (String) values.get(INTER_BROKER_LISTENER_NAME),
+        (String) values.get(SECURITY_INTER_BROKER_PROTOCOL));
   }
 
   public List<Path> logDirs() {
@@ -665,7 +721,10 @@ public final class BrokerConfig {
     return topicDefaults;
   }
 
-  /** Every broker config and its value, as DescribeConfigs shows them. */
+  /**
+   * Every broker config and its value, as DescribeConfigs shows them, with the listener-prefixed
+   * security configs that are set; a sensitive one's value is null.
+   */
   public Map<String, String> describe() {
     Map<String, String> described = new java.util.TreeMap<>();
     CONFIG_DEF
@@ -673,41 +732,50 @@ public final class BrokerConfig {
         .forEach(
             (key, def) -> {
               Object value = values.get(key);
-              described.put(key, value == null ? null : ConfigDef.convertToString(value, def.type));
+              described.put(
+                  key,
+                  value == null || isSensitive(key)
+                      ? null
+                      : ConfigDef.convertToString(value, def.type));
             });
+    raw.forEach(
+        (key, value) -> {
+          if (SecurityConfigs.isListenerKey(key)) {
+            described.put(key, isSensitive(key) ? null : value);
+          }
+        });
     return described;
+  }
+
+  /** The type of a config that {@link #describe()} lists. */
+  public static ConfigDef.Type typeOf(String key) {
+    ConfigDef.ConfigKey def = CONFIG_DEF.configKeys().get(key);
+    if (def == null) {
+      def = SecurityConfigs.CONFIG_DEF.configKeys().get(SecurityConfigs.unprefixed(key));
+    }
+    return def == null ? ConfigDef.Type.PASSWORD : def.type; // a mechanism's JAAS config
+  }
+
+  /**
+   * Whether DescribeConfigs withholds the value, as Kafka does for passwords and keys: every
+   * PASSWORD config, listener-prefixed or not, and Tidelog's etcd settings, which say where the
+   * metadata is and how to reach it.
+   */
+  public static boolean isSensitive(String key) {
+    return typeOf(key) == ConfigDef.Type.PASSWORD || key.startsWith(ETCD_PREFIX);
+  }
+
+  /** The documentation of a config that {@link #describe()} lists. */
+  public static String documentationOf(String key) {
+    ConfigDef.ConfigKey def = CONFIG_DEF.configKeys().get(key);
+    if (def == null) {
+      def = SecurityConfigs.CONFIG_DEF.configKeys().get(SecurityConfigs.unprefixed(key));
+    }
+    return def == null ? "A SASL mechanism's JAAS config on one listener" : def.documentation;
   }
 
   @SuppressWarnings("unchecked")
   private List<String> list(String key) {
     return (List<String>) values.get(key);
-  }
-
-  /** A listener, {@code NAME://host:port}; only PLAINTEXT is served for now. */
-  public record Listener(String name, String host, int port) {
-    static List<Listener> parseAll(String key, List<String> specs) {
-      return specs.stream().map(spec -> parse(key, spec)).toList();
-    }
-
-    static Listener parse(String key, String spec) {
-      int scheme = spec.indexOf("://");
-      int colon = spec.lastIndexOf(':');
-      if (scheme <= 0 || colon <= scheme + 2) {
-        throw new ConfigException(key, spec, "expected NAME://host:port");
-      }
-      String name = spec.substring(0, scheme);
-      if (!name.equals("PLAINTEXT")) {
-        throw new ConfigException(key, spec, "only PLAINTEXT listeners are supported");
-      }
-      try {
-        int port = Integer.parseInt(spec.substring(colon + 1));
-        if (port < 0 || port > 65535) {
-          throw new ConfigException(key, spec, "port out of range");
-        }
-        return new Listener(name, spec.substring(scheme + 3, colon), port);
-      } catch (NumberFormatException e) {
-        throw new ConfigException(key, spec, "the port is not a number");
-      }
-    }
   }
 }

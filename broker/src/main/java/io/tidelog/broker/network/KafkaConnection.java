@@ -11,6 +11,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.apache.kafka.common.memory.MemoryPool;
 import org.apache.kafka.common.network.Send;
 import org.slf4j.Logger;
@@ -40,7 +41,8 @@ final class KafkaConnection {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaConnection.class);
 
   private final NetSocketInternal socket;
-  private final RequestProcessor processor;
+  private final Supplier<RequestProcessor> opener;
+  private RequestProcessor processor;
   private final int requestMaxBytes;
   private final MemoryPool memory;
   private final Context context;
@@ -61,22 +63,26 @@ final class KafkaConnection {
   private boolean closed;
 
   /**
+   * @param opener opens the connection's processor when its first bytes arrive, so that on an
+   *     encrypted connection the TLS handshake is done and its session known
+   * @param encrypted whether bytes pass through TLS, which cannot carry {@code sendfile}
    * @param memory the listener's request memory, shared by its connections
    * @param onClosed told once when the connection closes, for either side's reason
    */
   KafkaConnection(
       NetSocketInternal socket,
-      RequestProcessor processor,
+      Supplier<RequestProcessor> opener,
+      boolean encrypted,
       int requestMaxBytes,
       MemoryPool memory,
       Runnable onClosed) {
     this.socket = socket;
-    this.processor = processor;
+    this.opener = opener;
     this.requestMaxBytes = requestMaxBytes;
     this.memory = memory;
     this.context = Vertx.currentContext();
     this.id = socket.localAddress() + "-" + socket.remoteAddress();
-    this.writer = new SocketWriter(socket);
+    this.writer = new SocketWriter(socket, encrypted);
     socket.handler(chunk -> consume(chunk, 0));
     socket.exceptionHandler(this::onReadFailure);
     socket.closeHandler(
@@ -90,6 +96,9 @@ final class KafkaConnection {
 
   /** Reads frames from {@code chunk}; stops, keeping the rest, when the connection must pause. */
   private void consume(Buffer chunk, int from) {
+    if (processor == null) {
+      processor = opener.get();
+    }
     int position = from;
     while (position < chunk.length() && !closed) {
       if (paused) {
@@ -105,13 +114,16 @@ final class KafkaConnection {
         if (sizeBytesRead < SIZE_PREFIX_BYTES) {
           return;
         }
-        if (frameSize <= 0 || frameSize > requestMaxBytes) {
+        int maxBytes = Math.min(requestMaxBytes, processor.requestMaxBytes());
+        if (frameSize <= 0 || frameSize > maxBytes) {
           close(
               "a request frame of "
                   + frameSize
                   + " bytes is outside 1.."
-                  + requestMaxBytes
-                  + " (socket.request.max.bytes)");
+                  + maxBytes
+                  + (maxBytes < requestMaxBytes
+                      ? " (sasl.server.max.receive.size, before authentication)"
+                      : " (socket.request.max.bytes)"));
           return;
         }
         continue;
@@ -177,8 +189,7 @@ final class KafkaConnection {
   }
 
   private void dispatch(ByteBuffer request) {
-    Future<Optional<Send>> response =
-        processor.process(request, socket.remoteAddress().hostAddress());
+    Future<Optional<Send>> response = processor.process(request);
     inFlight.add(response);
     response.onComplete(
         done -> {
@@ -215,6 +226,12 @@ final class KafkaConnection {
           close("writing a response failed: " + e);
           return;
         }
+      }
+      if (processor.closeAfterResponses()) {
+        closed = true;
+        socket.pause();
+        socket.end(); // after what is written, such as the answer to a failed authentication
+        return;
       }
     }
     maybeResume();

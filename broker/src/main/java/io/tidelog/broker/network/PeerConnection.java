@@ -1,10 +1,12 @@
 package io.tidelog.broker.network;
 
+import io.netty.handler.ssl.SslHandler;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetSocket;
@@ -17,7 +19,8 @@ import org.apache.kafka.common.requests.RequestHeader;
 /**
  * A connection from this broker to another one, as a follower fetching from its leader: one request
  * at a time, framed as Kafka frames them and encoded by kafka-clients. Responses larger than {@code
- * maxResponseBytes} close the connection.
+ * maxResponseBytes} close the connection. On an SSL inter-broker listener the bytes pass through a
+ * Netty {@code SslHandler} with this broker's client engine.
  *
  * <p>Threads: {@link #send} may be called from any thread; the connection's state is touched only
  * on its event loop.
@@ -42,8 +45,13 @@ public final class PeerConnection {
     this.maxResponseBytes = maxResponseBytes;
   }
 
+  /**
+   * Connects to {@code host:port} of {@code listener}; on an SSL listener the future completes once
+   * the TLS handshake is done.
+   */
   public static Future<PeerConnection> connect(
       Vertx vertx,
+      PeerListener listener,
       String host,
       int port,
       String clientId,
@@ -54,6 +62,7 @@ public final class PeerConnection {
             new NetClientOptions().setConnectTimeout(connectTimeoutMs).setTcpNoDelay(true));
     return client
         .connect(port, host)
+        .compose(socket -> maybeHandshake((NetSocketInternal) socket, listener, host, port))
         .map(
             socket -> {
               PeerConnection connection =
@@ -62,6 +71,27 @@ public final class PeerConnection {
               return connection;
             })
         .onFailure(e -> client.close());
+  }
+
+  private static Future<NetSocket> maybeHandshake(
+      NetSocketInternal socket, PeerListener listener, String host, int port) {
+    if (listener.sslEngines() == null) {
+      return Future.succeededFuture(socket);
+    }
+    SslHandler tls = new SslHandler(listener.sslEngines().apply(host, port));
+    Promise<NetSocket> handshaken = Promise.promise();
+    socket.channelHandlerContext().pipeline().addFirst("tls", tls);
+    tls.handshakeFuture()
+        .addListener(
+            done -> {
+              if (done.isSuccess()) {
+                handshaken.complete(socket);
+              } else {
+                socket.close();
+                handshaken.fail(done.cause());
+              }
+            });
+    return handshaken.future();
   }
 
   private void start() {

@@ -5,16 +5,40 @@ import java.nio.ByteBuffer;
 import java.util.Optional;
 import org.apache.kafka.common.network.Send;
 
-/** Turns one request frame into its response; the protocol layer implements it. */
-@FunctionalInterface
+/**
+ * Turns one connection's request frames into responses; the protocol layer implements it, and keeps
+ * what the connection has established (its principal, once authenticated) in it.
+ */
 public interface RequestProcessor {
   /**
-   * Called on the connection's event loop, which the returned future must complete on.
+   * Called on the connection's event loop, in the order the frames arrived; the returned future
+   * must complete on that event loop.
    *
    * @param frame the request, without its size prefix
-   * @param clientHost the client's IP address, as group members are described
    * @return the response to write, or empty when the request gets none ({@code acks=0}); a failed
    *     future closes the connection
    */
-  Future<Optional<Send>> process(ByteBuffer frame, String clientHost);
+  Future<Optional<Send>> process(ByteBuffer frame);
+
+  /**
+   * The largest request frame the connection takes now, within {@code socket.request.max.bytes};
+   * less before the client is authenticated ({@code sasl.server.max.receive.size}).
+   */
+  default int requestMaxBytes() {
+    return Integer.MAX_VALUE;
+  }
+
+  /**
+   * Whether the connection closes once the responses so far are written, as after a failed
+   * authentication.
+   */
+  default boolean closeAfterResponses() {
+    return false;
+  }
+
+  /** Opens the processor of each new connection. */
+  @FunctionalInterface
+  interface Factory {
+    RequestProcessor open(ClientChannel channel);
+  }
 }

@@ -11,15 +11,18 @@ import org.apache.kafka.common.network.TransferableChannel;
 /**
  * Lets a kafka-clients {@link Send} (a response serialized by Kafka's own {@code SendBuilder})
  * write itself to a Vert.x socket: byte buffers are copied into socket writes, and file records
- * become {@link SegmentFileRegion}s sent with {@code sendfile}. Writes queue in call order, so
- * responses keep their order. Event loop only.
+ * become {@link SegmentFileRegion}s sent with {@code sendfile}, or on an encrypted connection
+ * {@link SegmentFileChunks} read as the socket drains. Writes queue in call order, so responses
+ * keep their order. Event loop only.
  */
 final class SocketWriter implements TransferableChannel {
   private static final int WRITE_CALLS_MAX = 1_000_000;
   private final NetSocketInternal socket;
+  private final boolean encrypted;
 
-  SocketWriter(NetSocketInternal socket) {
+  SocketWriter(NetSocketInternal socket, boolean encrypted) {
     this.socket = socket;
+    this.encrypted = encrypted;
   }
 
   void write(Send send) throws IOException {
@@ -38,7 +41,10 @@ final class SocketWriter implements TransferableChannel {
 
   @Override
   public long transferFrom(FileChannel fileChannel, long position, long count) {
-    socket.writeMessage(new SegmentFileRegion(fileChannel, position, count));
+    socket.writeMessage(
+        encrypted
+            ? new SegmentFileChunks(fileChannel, position, count)
+            : new SegmentFileRegion(fileChannel, position, count));
     return count;
   }
 

@@ -118,17 +118,16 @@ public final class ConfigsHandler {
         brokerConfig
             .describe()
             .forEach(
-                (key, value) -> {
-                  ConfigDef.ConfigKey def = BrokerConfig.CONFIG_DEF.configKeys().get(key);
-                  configs.add(
-                      config(
-                          key,
-                          value,
-                          ConfigSource.STATIC_BROKER_CONFIG,
-                          def.type,
-                          true,
-                          def.documentation));
-                });
+                (key, value) ->
+                    configs.add(
+                        config(
+                                key,
+                                value,
+                                ConfigSource.STATIC_BROKER_CONFIG,
+                                BrokerConfig.typeOf(key),
+                                true,
+                                BrokerConfig.documentationOf(key))
+                            .setIsSensitive(BrokerConfig.isSensitive(key))));
       }
       default ->
           throw new InvalidRequestException("Unsupported resource type " + resource.resourceType());

@@ -81,6 +81,7 @@ import org.apache.kafka.common.requests.OffsetDeleteRequest;
 import org.apache.kafka.common.requests.OffsetDeleteResponse;
 import org.apache.kafka.common.requests.OffsetFetchRequest;
 import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
@@ -114,14 +115,15 @@ public final class GroupHandler {
   }
 
   CompletableFuture<FindCoordinatorResponse> findCoordinator(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     FindCoordinatorRequestData data = ((FindCoordinatorRequest) request).data();
     boolean batched = header.apiVersion() >= FindCoordinatorRequest.MIN_BATCHED_VERSION;
     List<String> keys = batched ? data.coordinatorKeys() : List.of(data.key());
     List<CompletableFuture<Coordinator>> found = new ArrayList<>();
     for (String key : keys) {
       found.add(
-          locate(key, data.keyType())
+          locate(key, data.keyType(), context.listenerName())
               .exceptionally(
                   e ->
                       new Coordinator()
@@ -152,7 +154,7 @@ public final class GroupHandler {
   }
 
   /** The leader of the group's partition of {@code __consumer_offsets}, creating the topic. */
-  private CompletableFuture<Coordinator> locate(String groupId, byte keyType) {
+  private CompletableFuture<Coordinator> locate(String groupId, byte keyType, String listener) {
     if (keyType != GROUP_KEY_TYPE) {
       return CompletableFuture.failedFuture(
           new InvalidRequestException(
@@ -175,17 +177,21 @@ public final class GroupHandler {
     PartitionState state =
         image.partition(new TopicPartition(GroupCoordinator.OFFSETS_TOPIC, partition)).orElse(null);
     BrokerInfo leader = state == null ? null : image.brokers().get(state.leader());
-    if (leader == null) {
+    BrokerInfo.Endpoint endpoint = leader == null ? null : leader.endpoint(listener).orElse(null);
+    if (endpoint == null) {
       return CompletableFuture.failedFuture(
           new CoordinatorNotAvailableException(
-              GroupCoordinator.OFFSETS_TOPIC + "-" + partition + " has no leader"));
+              GroupCoordinator.OFFSETS_TOPIC
+                  + "-"
+                  + partition
+                  + (leader == null ? " has no leader" : "'s leader has no listener " + listener)));
     }
     return CompletableFuture.completedFuture(
         new Coordinator()
             .setKey(groupId)
             .setNodeId(leader.id())
-            .setHost(leader.host())
-            .setPort(leader.port())
+            .setHost(endpoint.host())
+            .setPort(endpoint.port())
             .setErrorCode(Errors.NONE.code()));
   }
 
@@ -219,8 +225,9 @@ public final class GroupHandler {
             });
   }
 
-  CompletableFuture<JoinGroupResponse> joinGroup(
-      RequestHeader header, AbstractRequest request, String clientHost) {
+  CompletableFuture<JoinGroupResponse> joinGroup(RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
+    String clientHost = context.clientAddress().getHostAddress();
     JoinGroupRequestData data = ((JoinGroupRequest) request).data();
     short version = header.apiVersion();
     if (data.groupId().isEmpty()) {

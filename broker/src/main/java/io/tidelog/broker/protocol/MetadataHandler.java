@@ -27,6 +27,7 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
 
 /**
@@ -46,7 +47,9 @@ public final class MetadataHandler {
     this.topicAdmin = topicAdmin;
   }
 
-  CompletableFuture<MetadataResponse> handle(RequestHeader header, AbstractRequest request) {
+  CompletableFuture<MetadataResponse> handle(RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
+    String listener = context.listenerName();
     MetadataRequestData data = ((MetadataRequest) request).data();
     List<CompletableFuture<MetadataResponseTopic>> topics = new ArrayList<>();
     if (data.topics() == null) {
@@ -54,15 +57,16 @@ public final class MetadataHandler {
       image
           .topics()
           .values()
-          .forEach(t -> topics.add(CompletableFuture.completedFuture(describe(t, image))));
+          .forEach(
+              t -> topics.add(CompletableFuture.completedFuture(describe(t, image, listener))));
     } else {
       boolean autoCreate = config.autoCreateTopicsEnable() && data.allowAutoTopicCreation();
       Map<String, CompletableFuture<MetadataResponseTopic>> toCreate = new LinkedHashMap<>();
       for (MetadataRequestData.MetadataRequestTopic wanted : data.topics()) {
-        topics.add(topicResponse(wanted.name(), autoCreate, toCreate));
+        topics.add(topicResponse(wanted.name(), autoCreate, toCreate, listener));
       }
       if (!toCreate.isEmpty()) {
-        create(toCreate, header);
+        create(toCreate, context);
       }
     }
     return CompletableFuture.allOf(topics.toArray(CompletableFuture[]::new))
@@ -74,14 +78,18 @@ public final class MetadataHandler {
                       .setClusterId(config.clusterId())
                       .setControllerId(image.controllerId());
               for (BrokerInfo broker : image.brokers().values()) {
-                response
-                    .brokers()
-                    .add(
-                        new MetadataResponseBroker()
-                            .setNodeId(broker.id())
-                            .setHost(broker.host())
-                            .setPort(broker.port())
-                            .setRack(broker.rack()));
+                broker
+                    .endpoint(listener)
+                    .ifPresent(
+                        endpoint ->
+                            response
+                                .brokers()
+                                .add(
+                                    new MetadataResponseBroker()
+                                        .setNodeId(broker.id())
+                                        .setHost(endpoint.host())
+                                        .setPort(endpoint.port())
+                                        .setRack(broker.rack())));
               }
               topics.forEach(t -> response.topics().add(t.join()));
               return new MetadataResponse(response, header.apiVersion());
@@ -95,13 +103,14 @@ public final class MetadataHandler {
   private CompletableFuture<MetadataResponseTopic> topicResponse(
       String name,
       boolean autoCreate,
-      Map<String, CompletableFuture<MetadataResponseTopic>> toCreate) {
+      Map<String, CompletableFuture<MetadataResponseTopic>> toCreate,
+      String listener) {
     if (name == null) {
       return CompletableFuture.completedFuture(error(null, Errors.INVALID_TOPIC_EXCEPTION));
     }
     TopicMetadata existing = metadata.topic(name).orElse(null);
     if (existing != null) {
-      return CompletableFuture.completedFuture(describe(existing, metadata.image()));
+      return CompletableFuture.completedFuture(describe(existing, metadata.image(), listener));
     }
     try {
       Topic.validate(name);
@@ -116,34 +125,38 @@ public final class MetadataHandler {
 
   /** Creates the request's unknown topics together and completes their answers. */
   private void create(
-      Map<String, CompletableFuture<MetadataResponseTopic>> toCreate, RequestHeader header) {
+      Map<String, CompletableFuture<MetadataResponseTopic>> toCreate, RequestContext context) {
     topicAdmin
         .autoCreateTopics(List.copyOf(toCreate.keySet()))
         .forEach(
             (name, outcome) ->
                 outcome.whenComplete(
-                    (created, e) -> toCreate.get(name).complete(answer(name, created, e, header))));
+                    (created, e) ->
+                        toCreate.get(name).complete(answer(name, created, e, context))));
   }
 
   private MetadataResponseTopic answer(
-      String name, TopicMetadata created, Throwable e, RequestHeader header) {
+      String name, TopicMetadata created, Throwable e, RequestContext context) {
+    String listener = context.listenerName();
     if (e == null) {
-      return describe(created, metadata.image());
+      return describe(created, metadata.image(), listener);
     }
-    Errors error = ErrorMapping.errorOf(e, header);
+    Errors error = ErrorMapping.errorOf(e, context.header);
     return error == Errors.TOPIC_ALREADY_EXISTS
         ? metadata
             .topic(name)
-            .map(t -> describe(t, metadata.image()))
+            .map(t -> describe(t, metadata.image(), listener))
             .orElse(error(name, Errors.LEADER_NOT_AVAILABLE))
         : error(name, error);
   }
 
   /**
    * A topic's partitions as the cluster knows them: leader and epoch, replicas, ISR, and the
-   * replicas whose brokers are not registered. An offline partition answers LEADER_NOT_AVAILABLE.
+   * replicas whose brokers are not registered. An offline partition answers LEADER_NOT_AVAILABLE;
+   * one whose leader does not advertise the client's listener LISTENER_NOT_FOUND, as in Kafka.
    */
-  private static MetadataResponseTopic describe(TopicMetadata topic, ClusterImage image) {
+  private static MetadataResponseTopic describe(
+      TopicMetadata topic, ClusterImage image, String listener) {
     MetadataResponseTopic response =
         new MetadataResponseTopic()
             .setName(topic.name())
@@ -165,6 +178,13 @@ public final class MetadataHandler {
             .setLeaderId(PartitionState.NO_LEADER)
             .setLeaderEpoch(state == null ? -1 : state.leaderEpoch())
             .setIsrNodes(state == null ? List.of() : state.isr());
+      } else if (image.brokers().get(state.leader()) != null
+          && image.brokers().get(state.leader()).endpoint(listener).isEmpty()) {
+        partition
+            .setErrorCode(Errors.LISTENER_NOT_FOUND.code())
+            .setLeaderId(PartitionState.NO_LEADER)
+            .setLeaderEpoch(state.leaderEpoch())
+            .setIsrNodes(state.isr());
       } else {
         partition
             .setErrorCode(Errors.NONE.code())
@@ -185,7 +205,7 @@ public final class MetadataHandler {
   }
 
   CompletableFuture<DescribeClusterResponse> describeCluster(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
     ClusterImage image = metadata.image();
     DescribeClusterResponseData data =
         new DescribeClusterResponseData()
@@ -193,13 +213,17 @@ public final class MetadataHandler {
             .setClusterId(config.clusterId())
             .setControllerId(image.controllerId());
     for (BrokerInfo broker : image.brokers().values()) {
-      data.brokers()
-          .add(
-              new DescribeClusterBroker()
-                  .setBrokerId(broker.id())
-                  .setHost(broker.host())
-                  .setPort(broker.port())
-                  .setRack(broker.rack()));
+      broker
+          .endpoint(context.listenerName())
+          .ifPresent(
+              endpoint ->
+                  data.brokers()
+                      .add(
+                          new DescribeClusterBroker()
+                              .setBrokerId(broker.id())
+                              .setHost(endpoint.host())
+                              .setPort(endpoint.port())
+                              .setRack(broker.rack())));
     }
     return CompletableFuture.completedFuture(new DescribeClusterResponse(data));
   }

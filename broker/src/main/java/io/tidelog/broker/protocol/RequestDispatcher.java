@@ -1,7 +1,10 @@
 package io.tidelog.broker.protocol;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.tidelog.broker.network.AuthenticationMetrics;
+import io.tidelog.broker.network.ClientChannel;
 import io.tidelog.broker.network.RequestProcessor;
+import io.tidelog.broker.security.ListenerSecurity;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -12,6 +15,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import org.apache.kafka.common.message.SaslAuthenticateResponseData;
+import org.apache.kafka.common.message.SaslHandshakeResponseData;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
@@ -20,8 +26,11 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.ResponseHeader;
+import org.apache.kafka.common.requests.SaslAuthenticateResponse;
+import org.apache.kafka.common.requests.SaslHandshakeResponse;
 
 /**
  * Decodes a request frame with kafka-clients' generated message classes, hands it to the handler of
@@ -34,12 +43,17 @@ import org.apache.kafka.common.requests.ResponseHeader;
  * <p>An ApiVersions request of an unknown version gets a v0 response with {@code
  * UNSUPPORTED_VERSION}, as Kafka does, so the client can retry with a version it shares. Any other
  * request the broker does not serve, or cannot parse, closes the connection.
+ *
+ * <p>Each connection gets a {@link ClientSession}, which knows who the client is; requests reach
+ * the handlers with Kafka's {@link RequestContext}: header, principal, listener, client address.
  */
-public final class RequestDispatcher implements RequestProcessor {
+public final class RequestDispatcher implements RequestProcessor.Factory {
   private static final int HEADER_PEEK_BYTES = 8;
   private static final Set<ApiKeys> SIZED_BY_CLUSTER = EnumSet.of(ApiKeys.METADATA);
   private final Map<ApiKeys, ClientApiHandler> handlers = new EnumMap<>(ApiKeys.class);
   private final RequestMetrics metrics;
+  private final Function<String, ListenerSecurity> listeners;
+  private final AuthenticationMetrics authenticationMetrics;
 
   /** Serves one API. */
   @FunctionalInterface
@@ -48,21 +62,27 @@ public final class RequestDispatcher implements RequestProcessor {
         RequestHeader header, AbstractRequest request);
   }
 
-  /** Serves one API that needs to know the client's address. */
+  /** Serves one API that needs to know who the client is or which listener it came in on. */
   @FunctionalInterface
   interface ClientApiHandler {
     CompletableFuture<? extends AbstractResponse> handle(
-        RequestHeader header, AbstractRequest request, String clientHost);
+        RequestContext context, AbstractRequest request);
   }
 
-  public RequestDispatcher(BrokerApis apis, PrometheusRegistry registry) {
+  public RequestDispatcher(
+      BrokerApis apis,
+      Function<String, ListenerSecurity> listeners,
+      AuthenticationMetrics authenticationMetrics,
+      PrometheusRegistry registry) {
     this.metrics = new RequestMetrics(registry);
+    this.listeners = listeners;
+    this.authenticationMetrics = authenticationMetrics;
     serve(
         ApiKeys.API_VERSIONS,
         (h, r) ->
             CompletableFuture.completedFuture(
                 new ApiVersionsResponse(SupportedApis.apiVersions(Errors.NONE))));
-    serve(ApiKeys.METADATA, apis.metadata()::handle);
+    handlers.put(ApiKeys.METADATA, apis.metadata()::handle);
     serve(ApiKeys.PRODUCE, apis.produce()::handle);
     serve(ApiKeys.FETCH, apis.fetch()::handle);
     serve(ApiKeys.LIST_OFFSETS, apis.offsets()::listOffsets);
@@ -74,9 +94,9 @@ public final class RequestDispatcher implements RequestProcessor {
     serve(ApiKeys.DESCRIBE_CONFIGS, apis.configs()::describe);
     serve(ApiKeys.ALTER_CONFIGS, apis.configs()::alter);
     serve(ApiKeys.INCREMENTAL_ALTER_CONFIGS, apis.configs()::incrementalAlter);
-    serve(ApiKeys.DESCRIBE_CLUSTER, apis.metadata()::describeCluster);
+    handlers.put(ApiKeys.DESCRIBE_CLUSTER, apis.metadata()::describeCluster);
     serve(ApiKeys.INIT_PRODUCER_ID, apis.producerIds()::handle);
-    serve(ApiKeys.FIND_COORDINATOR, apis.groups()::findCoordinator);
+    handlers.put(ApiKeys.FIND_COORDINATOR, apis.groups()::findCoordinator);
     handlers.put(ApiKeys.JOIN_GROUP, apis.groups()::joinGroup);
     serve(ApiKeys.SYNC_GROUP, apis.groups()::syncGroup);
     serve(ApiKeys.HEARTBEAT, apis.groups()::heartbeat);
@@ -87,14 +107,38 @@ public final class RequestDispatcher implements RequestProcessor {
     serve(ApiKeys.DESCRIBE_GROUPS, apis.groups()::describeGroups);
     serve(ApiKeys.DELETE_GROUPS, apis.groups()::deleteGroups);
     serve(ApiKeys.OFFSET_DELETE, apis.groups()::offsetDelete);
+    // where no authentication is under way (ClientSession runs those), as Kafka answers them
+    serve(
+        ApiKeys.SASL_HANDSHAKE,
+        (h, r) ->
+            CompletableFuture.completedFuture(
+                new SaslHandshakeResponse(
+                    new SaslHandshakeResponseData()
+                        .setErrorCode(Errors.ILLEGAL_SASL_STATE.code()))));
+    serve(
+        ApiKeys.SASL_AUTHENTICATE,
+        (h, r) ->
+            CompletableFuture.completedFuture(
+                new SaslAuthenticateResponse(
+                    new SaslAuthenticateResponseData()
+                        .setErrorCode(Errors.ILLEGAL_SASL_STATE.code())
+                        .setErrorMessage(
+                            "SaslAuthenticate request received after successful"
+                                + " authentication"))));
   }
 
   private void serve(ApiKeys api, ApiHandler handler) {
-    handlers.put(api, (header, request, clientHost) -> handler.handle(header, request));
+    handlers.put(api, (context, request) -> handler.handle(context.header, request));
   }
 
   @Override
-  public Future<Optional<Send>> process(ByteBuffer frame, String clientHost) {
+  public RequestProcessor open(ClientChannel channel) {
+    return new ClientSession(
+        this, channel, listeners, authenticationMetrics, System::currentTimeMillis);
+  }
+
+  /** Answers one frame of {@code session}'s connection. */
+  Future<Optional<Send>> process(ByteBuffer frame, ClientSession session) {
     if (frame.remaining() < HEADER_PEEK_BYTES) {
       return Future.failedFuture(
           "a " + frame.remaining() + "-byte frame cannot hold a request header");
@@ -123,32 +167,25 @@ public final class RequestDispatcher implements RequestProcessor {
     } catch (RuntimeException e) {
       return Future.failedFuture("malformed " + api + " v" + version + " request: " + e);
     }
+    RequestContext client = session.contextOf(header);
     long receivedNanos = metrics.received();
     Context context = Vertx.currentContext();
     if (SIZED_BY_CLUSTER.contains(api)) {
       return context
-          .executeBlocking(() -> answer(api, header, request, clientHost, receivedNanos), false)
+          .executeBlocking(() -> answer(api, client, request, receivedNanos), false)
           .compose(answered -> Future.fromCompletionStage(answered, context))
           .compose(r -> context.executeBlocking(() -> encode(r, header, request, version), false));
     }
-    return Future.fromCompletionStage(
-            answer(api, header, request, clientHost, receivedNanos), context)
+    return Future.fromCompletionStage(answer(api, client, request, receivedNanos), context)
         .map(r -> encode(r, header, request, version));
   }
 
   private CompletableFuture<AbstractResponse> answer(
-      ApiKeys api,
-      RequestHeader header,
-      AbstractRequest request,
-      String clientHost,
-      long receivedNanos) {
+      ApiKeys api, RequestContext context, AbstractRequest request, long receivedNanos) {
+    RequestHeader header = context.header;
     CompletableFuture<AbstractResponse> response;
     try {
-      response =
-          handlers
-              .get(api)
-              .handle(header, request, clientHost)
-              .thenApply(r -> (AbstractResponse) r);
+      response = handlers.get(api).handle(context, request).thenApply(r -> (AbstractResponse) r);
     } catch (RuntimeException e) {
       response = CompletableFuture.failedFuture(e);
     }

@@ -48,6 +48,9 @@ final class SupportedApis {
     RANGES.put(ApiKeys.DESCRIBE_GROUPS, new short[] {0, 5});
     RANGES.put(ApiKeys.DELETE_GROUPS, new short[] {0, 2});
     RANGES.put(ApiKeys.OFFSET_DELETE, new short[] {0, 0});
+    // v0 of SaslHandshake would be followed by bare SASL tokens, not SaslAuthenticate requests
+    RANGES.put(ApiKeys.SASL_HANDSHAKE, new short[] {1, 1});
+    RANGES.put(ApiKeys.SASL_AUTHENTICATE, new short[] {0, 2});
   }
 
   private SupportedApis() {}

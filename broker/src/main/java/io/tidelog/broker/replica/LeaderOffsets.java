@@ -4,6 +4,7 @@ import io.tidelog.broker.cluster.BrokerInfo;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.network.PeerConnection;
+import io.tidelog.broker.network.PeerListener;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
@@ -35,11 +36,14 @@ public final class LeaderOffsets {
   private static final short LIST_OFFSETS_VERSION = 7;
 
   private final Vertx vertx;
+  private final PeerListener listener;
   private final ReplicaManager replicas;
   private final Supplier<ClusterImage> image;
 
-  public LeaderOffsets(Vertx vertx, ReplicaManager replicas, Supplier<ClusterImage> image) {
+  public LeaderOffsets(
+      Vertx vertx, PeerListener listener, ReplicaManager replicas, Supplier<ClusterImage> image) {
     this.vertx = vertx;
+    this.listener = listener;
     this.replicas = replicas;
     this.image = image;
   }
@@ -73,8 +77,10 @@ public final class LeaderOffsets {
             }
           } else {
             BrokerInfo broker = now.brokers().get(leader);
-            if (broker != null) {
-              asks.add(ask(broker, led, ends));
+            BrokerInfo.Endpoint endpoint =
+                broker == null ? null : broker.endpoint(listener.name()).orElse(null);
+            if (endpoint != null) {
+              asks.add(ask(endpoint, led, ends));
             }
           }
         });
@@ -82,7 +88,7 @@ public final class LeaderOffsets {
   }
 
   private CompletableFuture<Void> ask(
-      BrokerInfo leader, List<TopicPartition> partitions, Map<TopicPartition, Long> ends) {
+      BrokerInfo.Endpoint leader, List<TopicPartition> partitions, Map<TopicPartition, Long> ends) {
     Map<String, ListOffsetsTopic> topics = new HashMap<>();
     for (TopicPartition tp : partitions) {
       topics
@@ -100,6 +106,7 @@ public final class LeaderOffsets {
     Future<Void> asked =
         PeerConnection.connect(
                 vertx,
+                listener,
                 leader.host(),
                 leader.port(),
                 "tidelog-lag-" + replicas.localId(),

@@ -117,13 +117,16 @@ final class ReplicaFetcher {
 
   private void fetch(Map<TopicPartition, FetchPosition> positions) {
     if (connection == null) {
-      BrokerInfo leader = owner.metadata().image().brokers().get(leaderId);
+      BrokerInfo broker = owner.metadata().image().brokers().get(leaderId);
+      BrokerInfo.Endpoint leader =
+          broker == null ? null : broker.endpoint(owner.listener().name()).orElse(null);
       if (leader == null) {
         later();
         return;
       }
       PeerConnection.connect(
               owner.vertx(),
+              owner.listener(),
               leader.host(),
               leader.port(),
               "tidelog-replica-fetcher-" + owner.localId(),

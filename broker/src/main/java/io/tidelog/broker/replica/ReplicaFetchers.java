@@ -1,6 +1,7 @@
 package io.tidelog.broker.replica;
 
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.network.PeerListener;
 import io.vertx.core.Vertx;
 import java.util.HashMap;
 import java.util.Map;
@@ -13,6 +14,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 public final class ReplicaFetchers implements AutoCloseable {
   private final Vertx vertx;
+  private final PeerListener listener;
   private final MetadataStore metadata;
   private final ReplicaManager replicas;
   private final int maxWaitMs;
@@ -22,12 +24,14 @@ public final class ReplicaFetchers implements AutoCloseable {
 
   public ReplicaFetchers(
       Vertx vertx,
+      PeerListener listener,
       MetadataStore metadata,
       ReplicaManager replicas,
       int maxWaitMs,
       int partitionMaxBytes,
       int responseMaxBytes) {
     this.vertx = vertx;
+    this.listener = listener;
     this.metadata = metadata;
     this.replicas = replicas;
     this.maxWaitMs = maxWaitMs;
@@ -59,6 +63,10 @@ public final class ReplicaFetchers implements AutoCloseable {
               }
               return empty;
             });
+  }
+
+  PeerListener listener() {
+    return listener;
   }
 
   Vertx vertx() {

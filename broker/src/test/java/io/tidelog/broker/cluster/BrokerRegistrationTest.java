@@ -47,7 +47,12 @@ class BrokerRegistrationTest {
   private BrokerRegistration registration(MetadataStore store) {
     return new BrokerRegistration(
         store,
-        new BrokerInfo(1, "127.0.0.1", 9092, null, "incarnation", false),
+        new BrokerInfo(
+            1,
+            List.of(new BrokerInfo.Endpoint("PLAINTEXT", "127.0.0.1", 9092)),
+            null,
+            "incarnation",
+            false),
         SESSION_MS,
         id -> {
           lease.set(id);

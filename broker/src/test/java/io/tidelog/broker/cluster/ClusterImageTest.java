@@ -11,7 +11,12 @@ import org.pcollections.HashTreePMap;
 /** What a controlled shutdown waits for: leaderships another in-sync replica could take. */
 class ClusterImageTest {
   private static BrokerInfo broker(int id, boolean shuttingDown) {
-    return new BrokerInfo(id, "127.0.0.1", 9092 + id, null, "i" + id, shuttingDown);
+    return new BrokerInfo(
+        id,
+        List.of(new BrokerInfo.Endpoint("PLAINTEXT", "127.0.0.1", 9092 + id)),
+        null,
+        "i" + id,
+        shuttingDown);
   }
 
   private static ClusterImage image(

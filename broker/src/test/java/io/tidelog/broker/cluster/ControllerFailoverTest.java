@@ -38,7 +38,12 @@ class ControllerFailoverTest {
       BrokerRegistration registration =
           new BrokerRegistration(
               store,
-              new BrokerInfo(id, "127.0.0.1", 9092 + id, null, "instance-" + id, false),
+              new BrokerInfo(
+                  id,
+                  List.of(new BrokerInfo.Endpoint("PLAINTEXT", "127.0.0.1", 9092 + id)),
+                  null,
+                  "instance-" + id,
+                  false),
               10_000,
               lease -> {},
               () -> {},

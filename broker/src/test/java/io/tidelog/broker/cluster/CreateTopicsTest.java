@@ -26,7 +26,12 @@ class CreateTopicsTest {
         BrokerRegistration registration =
             new BrokerRegistration(
                 store,
-                new BrokerInfo(0, "127.0.0.1", 9092, null, "only", false),
+                new BrokerInfo(
+                    0,
+                    List.of(new BrokerInfo.Endpoint("PLAINTEXT", "127.0.0.1", 9092)),
+                    null,
+                    "only",
+                    false),
                 60_000,
                 lease -> {},
                 () -> {},

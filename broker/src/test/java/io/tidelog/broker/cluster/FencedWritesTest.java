@@ -33,7 +33,12 @@ class FencedWritesTest {
     registration =
         new BrokerRegistration(
             store,
-            new BrokerInfo(0, "127.0.0.1", 9092, null, "first", false),
+            new BrokerInfo(
+                0,
+                List.of(new BrokerInfo.Endpoint("PLAINTEXT", "127.0.0.1", 9092)),
+                null,
+                "first",
+                false),
             10_000,
             lease -> {},
             () -> {},

@@ -29,7 +29,12 @@ class MetadataWatchTest {
         BrokerRegistration registration =
             new BrokerRegistration(
                 writer,
-                new BrokerInfo(0, "127.0.0.1", 9092, null, "only", false),
+                new BrokerInfo(
+                    0,
+                    List.of(new BrokerInfo.Endpoint("PLAINTEXT", "127.0.0.1", 9092)),
+                    null,
+                    "only",
+                    false),
                 60_000,
                 lease -> {},
                 () -> {},
@@ -67,7 +72,12 @@ class MetadataWatchTest {
         BrokerRegistration registration =
             new BrokerRegistration(
                 store,
-                new BrokerInfo(0, "127.0.0.1", 9092, null, "only", false),
+                new BrokerInfo(
+                    0,
+                    List.of(new BrokerInfo.Endpoint("PLAINTEXT", "127.0.0.1", 9092)),
+                    null,
+                    "only",
+                    false),
                 60_000,
                 lease -> {},
                 () -> {},

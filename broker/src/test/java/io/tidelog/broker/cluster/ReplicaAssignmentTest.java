@@ -12,7 +12,12 @@ import org.junit.jupiter.api.Test;
 
 class ReplicaAssignmentTest {
   private static BrokerInfo broker(int id, String rack) {
-    return new BrokerInfo(id, "127.0.0.1", 9092 + id, rack, "i" + id, false);
+    return new BrokerInfo(
+        id,
+        List.of(new BrokerInfo.Endpoint("PLAINTEXT", "127.0.0.1", 9092 + id)),
+        rack,
+        "i" + id,
+        false);
   }
 
   @Test
