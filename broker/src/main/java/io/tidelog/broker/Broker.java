@@ -31,6 +31,7 @@ import io.tidelog.broker.protocol.OffsetsHandler;
 import io.tidelog.broker.protocol.ProduceHandler;
 import io.tidelog.broker.protocol.ProducerIdHandler;
 import io.tidelog.broker.protocol.RequestDispatcher;
+import io.tidelog.broker.protocol.ScramCredentialsHandler;
 import io.tidelog.broker.protocol.TopicAdminHandler;
 import io.tidelog.broker.protocol.TopicMetrics;
 import io.tidelog.broker.replica.LeaderOffsets;
@@ -45,6 +46,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,6 +58,8 @@ import java.util.stream.Collectors;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.security.scram.ScramCredential;
+import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -141,6 +145,13 @@ public final class Broker implements AutoCloseable {
     try {
       starting = await(startingHealth(vertx, config));
       metadata = connectToEtcd(config);
+      metadata.addListener(
+          (image, delta) -> {
+            if (delta.everything() || delta.scramCredentials()) {
+              loadScramCredentials(image, scram);
+            }
+          });
+      loadScramCredentials(metadata.image(), scram);
       logManager =
           LogManager.start(
               config.logDirs(),
@@ -253,6 +264,19 @@ public final class Broker implements AutoCloseable {
     registration.register();
   }
 
+  private static void loadScramCredentials(ClusterImage image, ScramCredentials scram) {
+    Map<ScramMechanism, Map<String, ScramCredential>> byMechanism = new HashMap<>();
+    image
+        .scramCredentials()
+        .values()
+        .forEach(
+            c ->
+                byMechanism
+                    .computeIfAbsent(c.mechanism(), m -> new HashMap<>())
+                    .put(c.user(), c.credential()));
+    scram.replace(image.revision(), byMechanism);
+  }
+
   /**
    * The inter-broker listener as followers connect through it: its name, and on SSL this broker's
    * client engines, which present its certificate.
@@ -299,7 +323,8 @@ public final class Broker implements AutoCloseable {
             topics,
             new ConfigsHandler(config, metadata, metadataExecutor),
             new ProducerIdHandler(metadata, metadataExecutor),
-            new GroupHandler(config.groupConfig(), metadata, topics, groups));
+            new GroupHandler(config.groupConfig(), metadata, topics, groups),
+            new ScramCredentialsHandler(metadata, metadataExecutor));
     AuthenticationMetrics authentications = new AuthenticationMetrics(registry);
     server =
         new SocketServer(

@@ -60,6 +60,15 @@ final class TestCertificates {
       return new Issued(leaf, sign(builder, key), certificate);
     }
 
+    /** This authority's certificate as PEM, as librdkafka's ssl.ca.location reads it. */
+    Path writePem(Path file) throws Exception {
+      StringWriter text = new StringWriter();
+      try (JcaPEMWriter pem = new JcaPEMWriter(text)) {
+        pem.writeObject(certificate);
+      }
+      return replace(file, text.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    }
+
     /** A PKCS12 truststore of this authority's certificate. */
     Path writeTruststore(Path file) throws Exception {
       KeyStore store = KeyStore.getInstance("PKCS12");

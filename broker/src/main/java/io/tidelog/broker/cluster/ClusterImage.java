@@ -20,13 +20,16 @@ import org.slf4j.LoggerFactory;
  * one before it and costs what changed, not the size of the cluster.
  *
  * @param candidates the election keys under {@code controller/}: key to (create revision, broker)
+ * @param scramCredentials the SCRAM credentials under {@code scram/}, by {@code
+ *     <mechanism>/<encoded user>}
  */
 public record ClusterImage(
     long revision,
     PMap<Integer, BrokerInfo> brokers,
     PMap<String, TopicMetadata> topics,
     PMap<TopicPartition, PartitionState> partitions,
-    PMap<String, Candidate> candidates) {
+    PMap<String, Candidate> candidates,
+    PMap<String, UserScramCredential> scramCredentials) {
   static final String BROKERS = "brokers/";
   static final String TOPICS = "topics/";
   static final String PARTITIONS = "partitions/";
@@ -36,6 +39,7 @@ public record ClusterImage(
   public static final ClusterImage EMPTY =
       new ClusterImage(
           0,
+          HashTreePMap.empty(),
           HashTreePMap.empty(),
           HashTreePMap.empty(),
           HashTreePMap.empty(),
@@ -103,7 +107,9 @@ public record ClusterImage(
     private PMap<String, TopicMetadata> topics;
     private PMap<TopicPartition, PartitionState> partitions;
     private PMap<String, Candidate> candidates;
+    private PMap<String, UserScramCredential> scramCredentials;
     private boolean brokersChanged;
+    private boolean scramChanged;
     private boolean candidatesChanged;
     private final boolean tracking;
     private final Set<String> changedTopics = new HashSet<>();
@@ -116,6 +122,7 @@ public record ClusterImage(
       topics = image.topics;
       partitions = image.partitions;
       candidates = image.candidates;
+      scramCredentials = image.scramCredentials;
     }
 
     Builder revision(long newRevision) {
@@ -186,6 +193,14 @@ public record ClusterImage(
                 key,
                 value == null ? null : new Candidate(createRevision, Integer.parseInt(value)));
         candidatesChanged = true;
+      } else if (key.startsWith(UserScramCredential.PREFIX)) {
+        String relative = key.substring(UserScramCredential.PREFIX.length());
+        scramCredentials =
+            put(
+                scramCredentials,
+                relative,
+                value == null ? null : UserScramCredential.fromJson(relative, value));
+        scramChanged = true;
       }
     }
 
@@ -215,7 +230,7 @@ public record ClusterImage(
     }
 
     ClusterImage build() {
-      return new ClusterImage(revision, brokers, topics, partitions, candidates);
+      return new ClusterImage(revision, brokers, topics, partitions, candidates, scramCredentials);
     }
 
     /** What this builder changed in the image it started from. */
@@ -227,6 +242,7 @@ public record ClusterImage(
           false,
           brokersChanged,
           candidatesChanged,
+          scramChanged,
           Set.copyOf(changedTopics),
           Set.copyOf(changedPartitions));
     }

@@ -12,6 +12,7 @@ import org.apache.kafka.common.TopicPartition;
  *     have changed, and the sets below are empty
  * @param brokers whether a broker registration came, went or changed
  * @param candidates whether a controller candidate came or went
+ * @param scramCredentials whether a SCRAM credential was written or deleted
  * @param topics the topics created, changed or deleted
  * @param partitions the partitions whose state was written or deleted
  */
@@ -19,11 +20,12 @@ public record MetadataDelta(
     boolean everything,
     boolean brokers,
     boolean candidates,
+    boolean scramCredentials,
     Set<String> topics,
     Set<TopicPartition> partitions) {
   /** The delta of an image read whole. */
   public static final MetadataDelta EVERYTHING =
-      new MetadataDelta(true, true, true, Set.of(), Set.of());
+      new MetadataDelta(true, true, true, true, Set.of(), Set.of());
 
   /** Whether {@code tp}'s state or its topic changed. */
   public boolean touches(TopicPartition tp) {

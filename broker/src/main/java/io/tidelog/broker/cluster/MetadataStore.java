@@ -46,6 +46,7 @@ import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -397,6 +398,23 @@ public final class MetadataStore implements AutoCloseable {
                 Op.delete(
                     key(ClusterImage.PARTITIONS + name + "/"),
                     DeleteOption.builder().isPrefix(true).build())));
+    awaitRevision(response.getHeader().getRevision());
+    return response.isSucceeded();
+  }
+
+  /** Stores {@code credential}, replacing the user's credential of its mechanism if any. */
+  public void putScramCredential(UserScramCredential credential) {
+    TxnResponse response = transact(List.of(), List.of(put(credential.key(), credential.toJson())));
+    awaitRevision(response.getHeader().getRevision());
+  }
+
+  /** Removes {@code user}'s credential of {@code mechanism}; returns whether there was one. */
+  public boolean deleteScramCredential(String user, ScramMechanism mechanism) {
+    String relative = UserScramCredential.PREFIX + UserScramCredential.imageKey(user, mechanism);
+    TxnResponse response =
+        transact(
+            List.of(new Cmp(key(relative), Cmp.Op.GREATER, CmpTarget.version(0))),
+            List.of(Op.delete(key(relative), DeleteOption.DEFAULT)));
     awaitRevision(response.getHeader().getRevision());
     return response.isSucceeded();
   }

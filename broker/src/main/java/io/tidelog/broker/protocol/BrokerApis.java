@@ -9,4 +9,5 @@ public record BrokerApis(
     TopicAdminHandler topics,
     ConfigsHandler configs,
     ProducerIdHandler producerIds,
-    GroupHandler groups) {}
+    GroupHandler groups,
+    ScramCredentialsHandler scramCredentials) {}

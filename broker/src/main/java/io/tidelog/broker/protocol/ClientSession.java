@@ -15,6 +15,7 @@ import javax.security.sasl.SaslServer;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.message.SaslAuthenticateResponseData;
 import org.apache.kafka.common.message.SaslHandshakeResponseData;
+import org.apache.kafka.common.network.ByteBufferSend;
 import org.apache.kafka.common.network.ClientInformation;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -56,6 +57,8 @@ final class ClientSession implements RequestProcessor {
     HANDSHAKE,
     /** SaslAuthenticate exchanges with {@link #saslServer}. */
     AUTHENTICATE,
+    /** After a v0 SaslHandshake: bare SASL tokens in size-prefixed frames, as before KIP-152. */
+    AUTHENTICATE_TOKENS,
     /** Authenticated, or on a listener that needs no SASL. */
     READY,
     /** Told to close after the responses written. */
@@ -151,6 +154,9 @@ final class ClientSession implements RequestProcessor {
 
   /** One request of a SASL listener's connection before it is authenticated. */
   private Future<Optional<Send>> authenticate(ByteBuffer frame) {
+    if (state == State.AUTHENTICATE_TOKENS) {
+      return token(frame);
+    }
     if (frame.remaining() < 4) {
       return Future.failedFuture("a frame too short for a request header during authentication");
     }
@@ -176,7 +182,8 @@ final class ClientSession implements RequestProcessor {
       response =
           api == ApiKeys.SASL_HANDSHAKE
               ? handshake(
-                  SaslHandshakeRequest.parse(new ByteBufferAccessor(frame), header.apiVersion()))
+                  SaslHandshakeRequest.parse(new ByteBufferAccessor(frame), header.apiVersion()),
+                  header.apiVersion())
               : exchange(
                   SaslAuthenticateRequest.parse(new ByteBufferAccessor(frame), header.apiVersion()),
                   header.apiVersion());
@@ -187,7 +194,7 @@ final class ClientSession implements RequestProcessor {
         Optional.of(response.toSend(header.toResponseHeader(), header.apiVersion())));
   }
 
-  private SaslHandshakeResponse handshake(SaslHandshakeRequest request) {
+  private SaslHandshakeResponse handshake(SaslHandshakeRequest request, short version) {
     List<String> enabled = security.saslMechanisms();
     String mechanism = request.data().mechanism();
     SaslHandshakeResponseData data = new SaslHandshakeResponseData().setMechanisms(enabled);
@@ -198,8 +205,33 @@ final class ClientSession implements RequestProcessor {
       return new SaslHandshakeResponse(data.setErrorCode(Errors.UNSUPPORTED_SASL_MECHANISM.code()));
     }
     saslServer = security.saslServer(mechanism);
-    state = State.AUTHENTICATE;
+    state = version == 0 ? State.AUTHENTICATE_TOKENS : State.AUTHENTICATE;
     return new SaslHandshakeResponse(data.setErrorCode(Errors.NONE.code()));
+  }
+
+  /**
+   * A bare SASL token after a v0 SaslHandshake, answered with the bare challenge; a failure closes
+   * the connection without an answer, as Kafka's v0 exchange does.
+   */
+  private Future<Optional<Send>> token(ByteBuffer frame) {
+    byte[] response = new byte[frame.remaining()];
+    frame.get(response);
+    byte[] challenge;
+    try {
+      challenge = saslServer.evaluateResponse(response);
+    } catch (SaslAuthenticationException | SaslException e) {
+      fail();
+      return Future.failedFuture(
+          "SASL authentication with " + saslServer.getMechanismName() + " failed");
+    }
+    if (saslServer.isComplete() && complete() != null) {
+      fail();
+      return Future.failedFuture("a re-authentication as another principal");
+    }
+    return Future.succeededFuture(
+        challenge == null
+            ? Optional.empty()
+            : Optional.of(ByteBufferSend.sizePrefixed(ByteBuffer.wrap(challenge))));
   }
 
   private SaslAuthenticateResponse exchange(SaslAuthenticateRequest request, short version) {
@@ -218,29 +250,41 @@ final class ClientSession implements RequestProcessor {
             .setErrorCode(Errors.NONE.code())
             .setAuthBytes(challenge == null ? new byte[0] : challenge);
     if (saslServer.isComplete()) {
-      KafkaPrincipal authenticated =
-          security
-              .principals()
-              .build(
-                  new SaslAuthenticationContext(
-                      saslServer,
-                      channel.protocol(),
-                      channel.clientAddress(),
-                      channel.listener().value(),
-                      channel.sslSession()));
-      if (principal != null && !principal.equals(authenticated)) {
-        return authenticationFailed("Cannot change principals during re-authentication");
+      String refused = complete();
+      if (refused != null) {
+        return authenticationFailed(refused);
       }
-      principal = authenticated;
       long reauthMs = security.connectionsMaxReauthMs();
       if (reauthMs > 0 && version >= 1) {
         data.setSessionLifetimeMs(reauthMs);
         sessionExpiresAtMs = clockMs.get() + reauthMs;
       }
-      metrics.succeeded(channel.listener().value());
-      state = State.READY;
     }
     return new SaslAuthenticateResponse(data);
+  }
+
+  /**
+   * Takes the principal of the completed exchange; or, on a re-authentication as someone else,
+   * returns why not.
+   */
+  private String complete() {
+    KafkaPrincipal authenticated =
+        security
+            .principals()
+            .build(
+                new SaslAuthenticationContext(
+                    saslServer,
+                    channel.protocol(),
+                    channel.clientAddress(),
+                    channel.listener().value(),
+                    channel.sslSession()));
+    if (principal != null && !principal.equals(authenticated)) {
+      return "Cannot change principals during re-authentication";
+    }
+    principal = authenticated;
+    metrics.succeeded(channel.listener().value());
+    state = State.READY;
+    return null;
   }
 
   private SaslAuthenticateResponse authenticationFailed(String message) {

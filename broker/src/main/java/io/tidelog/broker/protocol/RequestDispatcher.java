@@ -107,6 +107,8 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.DESCRIBE_GROUPS, apis.groups()::describeGroups);
     serve(ApiKeys.DELETE_GROUPS, apis.groups()::deleteGroups);
     serve(ApiKeys.OFFSET_DELETE, apis.groups()::offsetDelete);
+    serve(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, apis.scramCredentials()::alter);
+    serve(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, apis.scramCredentials()::describe);
     // where no authentication is under way (ClientSession runs those), as Kafka answers them
     serve(
         ApiKeys.SASL_HANDSHAKE,

@@ -48,9 +48,11 @@ final class SupportedApis {
     RANGES.put(ApiKeys.DESCRIBE_GROUPS, new short[] {0, 5});
     RANGES.put(ApiKeys.DELETE_GROUPS, new short[] {0, 2});
     RANGES.put(ApiKeys.OFFSET_DELETE, new short[] {0, 0});
-    // v0 of SaslHandshake would be followed by bare SASL tokens, not SaslAuthenticate requests
-    RANGES.put(ApiKeys.SASL_HANDSHAKE, new short[] {1, 1});
+    // librdkafka looks for v0 to know the broker takes SASL at all
+    RANGES.put(ApiKeys.SASL_HANDSHAKE, new short[] {0, 1});
     RANGES.put(ApiKeys.SASL_AUTHENTICATE, new short[] {0, 2});
+    RANGES.put(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, new short[] {0, 0});
+    RANGES.put(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, new short[] {0, 0});
   }
 
   private SupportedApis() {}

@@ -21,6 +21,8 @@ public final class ScramCredentials {
   /** The users each mechanism's cache holds, as the cache cannot list them. */
   private final Map<ScramMechanism, Set<String>> users = new ConcurrentHashMap<>();
 
+  private long appliedRevision = -1;
+
   public ScramCredentials() {
     for (ScramMechanism mechanism : ScramMechanism.values()) {
       cache.createCache(mechanism.mechanismName(), ScramCredential.class);
@@ -33,10 +35,23 @@ public final class ScramCredentials {
   }
 
   /**
-   * Makes the credentials of {@code mechanism} exactly {@code byUser}: adds and replaces those
-   * given, removes the others.
+   * Makes the credentials exactly {@code byMechanism} (mechanism to user to credential), as of the
+   * metadata's {@code revision}: adds and replaces those given, removes the others. A replacement
+   * older than the last one applied is ignored, so callers on different threads cannot roll the
+   * credentials back.
    */
-  public synchronized void replace(ScramMechanism mechanism, Map<String, ScramCredential> byUser) {
+  public synchronized void replace(
+      long revision, Map<ScramMechanism, Map<String, ScramCredential>> byMechanism) {
+    if (revision < appliedRevision) {
+      return;
+    }
+    appliedRevision = revision;
+    for (ScramMechanism mechanism : ScramMechanism.values()) {
+      replace(mechanism, byMechanism.getOrDefault(mechanism, Map.of()));
+    }
+  }
+
+  private void replace(ScramMechanism mechanism, Map<String, ScramCredential> byUser) {
     CredentialCache.Cache<ScramCredential> credentials = of(mechanism);
     byUser.forEach(credentials::put);
     Set<String> known = users.get(mechanism);

@@ -26,6 +26,7 @@ class ClusterImageTest {
         HashTreePMap.from(brokers),
         HashTreePMap.empty(),
         HashTreePMap.from(partitions),
+        HashTreePMap.empty(),
         HashTreePMap.empty());
   }
 
