@@ -22,6 +22,7 @@ import io.tidelog.broker.metrics.MetricsEndpoint;
 import io.tidelog.broker.network.AuthenticationMetrics;
 import io.tidelog.broker.network.PeerListener;
 import io.tidelog.broker.network.SocketServer;
+import io.tidelog.broker.protocol.AclsHandler;
 import io.tidelog.broker.protocol.BrokerApis;
 import io.tidelog.broker.protocol.ConfigsHandler;
 import io.tidelog.broker.protocol.FetchHandler;
@@ -38,6 +39,7 @@ import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.replica.ReplicaStatus;
+import io.tidelog.broker.security.Authorization;
 import io.tidelog.broker.security.ListenerSecurity;
 import io.tidelog.broker.security.ScramCredentials;
 import io.tidelog.broker.security.SslEngineSource;
@@ -101,8 +103,9 @@ public final class Broker implements AutoCloseable {
   private final LogManager logManager;
   private final ReplicaManager replicas;
   private final ExecutorService metadataExecutor;
-  private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final PrometheusRegistry registry;
   private final Map<String, ListenerSecurity> security;
+  private final Authorization authorization;
   private PeerListener peers;
   private ReplicaFetchers fetchers;
   private GroupCoordinator groups;
@@ -120,9 +123,13 @@ public final class Broker implements AutoCloseable {
       LogManager logManager,
       ReplicaManager replicas,
       ExecutorService metadataExecutor,
-      Map<String, ListenerSecurity> security) {
+      Map<String, ListenerSecurity> security,
+      Authorization authorization,
+      PrometheusRegistry registry) {
     this.vertx = vertx;
+    this.registry = registry;
     this.security = security;
+    this.authorization = authorization;
     this.metadata = metadata;
     this.logManager = logManager;
     this.replicas = replicas;
@@ -131,6 +138,12 @@ public final class Broker implements AutoCloseable {
 
   public static Broker start(BrokerConfig config) throws Exception {
     ScramCredentials scram = new ScramCredentials();
+    PrometheusRegistry registry = new PrometheusRegistry();
+    Authorization authorization =
+        config
+            .authorizerConfigs()
+            .map(c -> Authorization.standard(c, registry))
+            .orElse(Authorization.none());
     Map<String, ListenerSecurity> security = new LinkedHashMap<>();
     for (Listener listener : config.listeners().bound()) {
       security.put(
@@ -152,6 +165,13 @@ public final class Broker implements AutoCloseable {
             }
           });
       loadScramCredentials(metadata.image(), scram);
+      metadata.addListener(
+          (image, delta) -> {
+            if (delta.everything() || !delta.acls().isEmpty()) {
+              authorization.load(image.revision(), image.acls());
+            }
+          });
+      authorization.load(metadata.image().revision(), metadata.image().acls());
       logManager =
           LogManager.start(
               config.logDirs(),
@@ -173,7 +193,16 @@ public final class Broker implements AutoCloseable {
             config.numIoThreads(),
             config.replicaLagTimeMaxMs(),
             metadataExecutor);
-    Broker broker = new Broker(vertx, metadata, logManager, replicas, metadataExecutor, security);
+    Broker broker =
+        new Broker(
+            vertx,
+            metadata,
+            logManager,
+            replicas,
+            metadataExecutor,
+            security,
+            authorization,
+            registry);
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
     try {
@@ -305,7 +334,8 @@ public final class Broker implements AutoCloseable {
   }
 
   private void listen(BrokerConfig config) throws Exception {
-    TopicAdminHandler topics = new TopicAdminHandler(config, metadata, metadataExecutor);
+    TopicAdminHandler topics =
+        new TopicAdminHandler(config, metadata, metadataExecutor, authorization);
     leaderOffsets = new LeaderOffsets(vertx, peers, replicas, metadata::image);
     TopicMetrics topicMetrics = new TopicMetrics(registry);
     metadata.addListener(
@@ -316,15 +346,16 @@ public final class Broker implements AutoCloseable {
         });
     BrokerApis apis =
         new BrokerApis(
-            new MetadataHandler(config, metadata, topics),
-            new ProduceHandler(replicas, topicMetrics),
-            new FetchHandler(replicas, topicMetrics, config.fetchMaxBytes()),
-            new OffsetsHandler(replicas),
+            new MetadataHandler(config, metadata, topics, authorization),
+            new ProduceHandler(replicas, topicMetrics, authorization),
+            new FetchHandler(replicas, topicMetrics, config.fetchMaxBytes(), authorization),
+            new OffsetsHandler(replicas, authorization),
             topics,
-            new ConfigsHandler(config, metadata, metadataExecutor),
-            new ProducerIdHandler(metadata, metadataExecutor),
-            new GroupHandler(config.groupConfig(), metadata, topics, groups),
-            new ScramCredentialsHandler(metadata, metadataExecutor));
+            new ConfigsHandler(config, metadata, metadataExecutor, authorization),
+            new ProducerIdHandler(metadata, metadataExecutor, authorization),
+            new GroupHandler(config.groupConfig(), metadata, topics, groups, authorization),
+            new ScramCredentialsHandler(metadata, metadataExecutor, authorization),
+            new AclsHandler(metadata, authorization, metadataExecutor));
     AuthenticationMetrics authentications = new AuthenticationMetrics(registry);
     server =
         new SocketServer(

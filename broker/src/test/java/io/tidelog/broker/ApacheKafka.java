@@ -5,7 +5,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * A one-node Apache Kafka (KRaft, broker and controller) from Maven Central's jars, started by
@@ -26,8 +28,29 @@ final class ApacheKafka implements AutoCloseable {
 
   /** Formats and starts the node under {@code dir}; returns once it lists topics. */
   static ApacheKafka start(Path dir) throws Exception {
+    return start(dir, port -> Map.of());
+  }
+
+  /**
+   * Formats and starts the node under {@code dir} with the configs {@code extra} gives for its
+   * PLAINTEXT port added to (or replacing) the defaults; returns once it lists topics.
+   */
+  static ApacheKafka start(Path dir, Function<Integer, Map<String, String>> extra)
+      throws Exception {
     int port = freePortPair();
-    run(START_TIMEOUT_S, "up", "1", dir.toString(), String.valueOf(port), "512m");
+    Files.createDirectories(dir);
+    Path extraFile = dir.resolve("extra.properties");
+    StringBuilder lines = new StringBuilder();
+    extra.apply(port).forEach((k, v) -> lines.append(k).append('=').append(v).append('\n'));
+    Files.writeString(extraFile, lines);
+    run(
+        START_TIMEOUT_S,
+        "up",
+        "1",
+        dir.toString(),
+        String.valueOf(port),
+        "512m",
+        extraFile.toString());
     return new ApacheKafka(dir, port);
   }
 

@@ -116,6 +116,14 @@ class ProtocolIT {
     // CreateTopics/DeleteTopics repeat per version: their second call hits the first's result.
     return switch (api) {
       case CREATE_TOPICS -> java.util.Set.of(Errors.NONE, Errors.TOPIC_ALREADY_EXISTS);
+      case SASL_HANDSHAKE,
+          SASL_AUTHENTICATE,
+          CREATE_ACLS,
+          DESCRIBE_ACLS,
+          DELETE_ACLS,
+          DESCRIBE_USER_SCRAM_CREDENTIALS,
+          ALTER_USER_SCRAM_CREDENTIALS ->
+          java.util.Set.copyOf(SampleSecurityRequests.expectedErrors(api));
       default -> java.util.Set.copyOf(SampleGroupRequests.expectedErrors(api));
     };
   }

@@ -33,6 +33,39 @@ final class RawKafkaClient implements AutoCloseable {
     out = socket.getOutputStream();
   }
 
+  /**
+   * A client authenticated with SASL PLAIN as {@code user}: SaslHandshake v1, then one
+   * SaslAuthenticate carrying the PLAIN token.
+   *
+   * @throws IOException when the broker does not accept it
+   */
+  static RawKafkaClient plain(int port, String user, String password) throws IOException {
+    RawKafkaClient client = new RawKafkaClient(port);
+    var handshake =
+        (org.apache.kafka.common.requests.SaslHandshakeResponse)
+            client.send(
+                new org.apache.kafka.common.requests.SaslHandshakeRequest(
+                    new org.apache.kafka.common.message.SaslHandshakeRequestData()
+                        .setMechanism("PLAIN"),
+                    (short) 1));
+    byte[] token =
+        ("\0" + user + "\0" + password).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    var authenticated =
+        (org.apache.kafka.common.requests.SaslAuthenticateResponse)
+            client.send(
+                new org.apache.kafka.common.requests.SaslAuthenticateRequest(
+                    new org.apache.kafka.common.message.SaslAuthenticateRequestData()
+                        .setAuthBytes(token),
+                    (short) 2));
+    if (handshake.error() != org.apache.kafka.common.protocol.Errors.NONE
+        || authenticated.error() != org.apache.kafka.common.protocol.Errors.NONE) {
+      client.close();
+      throw new IOException(
+          "SASL PLAIN as " + user + " failed: " + handshake.error() + ", " + authenticated.error());
+    }
+    return client;
+  }
+
   AbstractResponse send(AbstractRequest request) throws IOException {
     RequestHeader header =
         new RequestHeader(request.apiKey(), request.version(), "raw-test", ++correlationId);

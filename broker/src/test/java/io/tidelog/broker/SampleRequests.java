@@ -188,6 +188,14 @@ final class SampleRequests {
           new org.apache.kafka.common.requests.DescribeClusterRequest.Builder(
                   new org.apache.kafka.common.message.DescribeClusterRequestData())
               .build(v);
+      case SASL_HANDSHAKE,
+          SASL_AUTHENTICATE,
+          DESCRIBE_USER_SCRAM_CREDENTIALS,
+          ALTER_USER_SCRAM_CREDENTIALS,
+          CREATE_ACLS,
+          DESCRIBE_ACLS,
+          DELETE_ACLS ->
+          SampleSecurityRequests.of(api, v, topic);
       default -> SampleGroupRequests.of(api, v, topic);
     };
   }

@@ -8,6 +8,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.metadata.authorizer.StandardAcl;
 import org.pcollections.HashTreePMap;
 import org.pcollections.PMap;
 import org.slf4j.Logger;
@@ -22,6 +24,7 @@ import org.slf4j.LoggerFactory;
  * @param candidates the election keys under {@code controller/}: key to (create revision, broker)
  * @param scramCredentials the SCRAM credentials under {@code scram/}, by {@code
  *     <mechanism>/<encoded user>}
+ * @param acls the ACLs under {@code acls/}, by id
  */
 public record ClusterImage(
     long revision,
@@ -29,7 +32,8 @@ public record ClusterImage(
     PMap<String, TopicMetadata> topics,
     PMap<TopicPartition, PartitionState> partitions,
     PMap<String, Candidate> candidates,
-    PMap<String, UserScramCredential> scramCredentials) {
+    PMap<String, UserScramCredential> scramCredentials,
+    PMap<Uuid, StandardAcl> acls) {
   static final String BROKERS = "brokers/";
   static final String TOPICS = "topics/";
   static final String PARTITIONS = "partitions/";
@@ -39,6 +43,7 @@ public record ClusterImage(
   public static final ClusterImage EMPTY =
       new ClusterImage(
           0,
+          HashTreePMap.empty(),
           HashTreePMap.empty(),
           HashTreePMap.empty(),
           HashTreePMap.empty(),
@@ -108,6 +113,8 @@ public record ClusterImage(
     private PMap<TopicPartition, PartitionState> partitions;
     private PMap<String, Candidate> candidates;
     private PMap<String, UserScramCredential> scramCredentials;
+    private PMap<Uuid, StandardAcl> acls;
+    private final Set<Uuid> changedAcls = new HashSet<>();
     private boolean brokersChanged;
     private boolean scramChanged;
     private boolean candidatesChanged;
@@ -123,6 +130,7 @@ public record ClusterImage(
       partitions = image.partitions;
       candidates = image.candidates;
       scramCredentials = image.scramCredentials;
+      acls = image.acls;
     }
 
     Builder revision(long newRevision) {
@@ -201,6 +209,10 @@ public record ClusterImage(
                 relative,
                 value == null ? null : UserScramCredential.fromJson(relative, value));
         scramChanged = true;
+      } else if (key.startsWith(AclRecord.PREFIX)) {
+        Uuid id = Uuid.fromString(key.substring(AclRecord.PREFIX.length()));
+        acls = put(acls, id, value == null ? null : AclRecord.fromJson(value));
+        changed(changedAcls, id);
       }
     }
 
@@ -230,7 +242,8 @@ public record ClusterImage(
     }
 
     ClusterImage build() {
-      return new ClusterImage(revision, brokers, topics, partitions, candidates, scramCredentials);
+      return new ClusterImage(
+          revision, brokers, topics, partitions, candidates, scramCredentials, acls);
     }
 
     /** What this builder changed in the image it started from. */
@@ -244,7 +257,8 @@ public record ClusterImage(
           candidatesChanged,
           scramChanged,
           Set.copyOf(changedTopics),
-          Set.copyOf(changedPartitions));
+          Set.copyOf(changedPartitions),
+          Set.copyOf(changedAcls));
     }
   }
 }

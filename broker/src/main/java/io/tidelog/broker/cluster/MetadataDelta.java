@@ -2,6 +2,7 @@ package io.tidelog.broker.cluster;
 
 import java.util.Set;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 
 /**
  * What changed from one published {@link ClusterImage} to the next, as Kafka's {@code
@@ -15,6 +16,7 @@ import org.apache.kafka.common.TopicPartition;
  * @param scramCredentials whether a SCRAM credential was written or deleted
  * @param topics the topics created, changed or deleted
  * @param partitions the partitions whose state was written or deleted
+ * @param acls the ACLs created or deleted
  */
 public record MetadataDelta(
     boolean everything,
@@ -22,10 +24,11 @@ public record MetadataDelta(
     boolean candidates,
     boolean scramCredentials,
     Set<String> topics,
-    Set<TopicPartition> partitions) {
+    Set<TopicPartition> partitions,
+    Set<Uuid> acls) {
   /** The delta of an image read whole. */
   public static final MetadataDelta EVERYTHING =
-      new MetadataDelta(true, true, true, true, Set.of(), Set.of());
+      new MetadataDelta(true, true, true, true, Set.of(), Set.of(), Set.of());
 
   /** Whether {@code tp}'s state or its topic changed. */
   public boolean touches(TopicPartition tp) {

@@ -47,6 +47,7 @@ import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.security.scram.internals.ScramMechanism;
+import org.apache.kafka.metadata.authorizer.StandardAcl;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -417,6 +418,35 @@ public final class MetadataStore implements AutoCloseable {
             List.of(Op.delete(key(relative), DeleteOption.DEFAULT)));
     awaitRevision(response.getHeader().getRevision());
     return response.isSucceeded();
+  }
+
+  /** The most ACLs written in one etcd transaction, within etcd's default --max-txn-ops. */
+  private static final int ACLS_PER_TXN = 100;
+
+  /** Stores {@code acls} under new ids, and returns the ids in order. */
+  public List<Uuid> createAcls(List<StandardAcl> acls) {
+    List<Uuid> ids = new ArrayList<>();
+    for (int from = 0; from < acls.size(); from += ACLS_PER_TXN) {
+      List<Op> puts = new ArrayList<>();
+      for (StandardAcl acl : acls.subList(from, Math.min(acls.size(), from + ACLS_PER_TXN))) {
+        Uuid id = Uuid.randomUuid();
+        ids.add(id);
+        puts.add(put(AclRecord.key(id), AclRecord.toJson(acl)));
+      }
+      awaitRevision(transact(List.of(), puts).getHeader().getRevision());
+    }
+    return ids;
+  }
+
+  /** Removes the ACLs of {@code ids}. */
+  public void deleteAcls(List<Uuid> ids) {
+    for (int from = 0; from < ids.size(); from += ACLS_PER_TXN) {
+      List<Op> deletes = new ArrayList<>();
+      for (Uuid id : ids.subList(from, Math.min(ids.size(), from + ACLS_PER_TXN))) {
+        deletes.add(Op.delete(key(AclRecord.key(id)), DeleteOption.DEFAULT));
+      }
+      awaitRevision(transact(List.of(), deletes).getHeader().getRevision());
+    }
   }
 
   /** Reserves {@code count} producer ids, cluster-wide, and returns the first. */

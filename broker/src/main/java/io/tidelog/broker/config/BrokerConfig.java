@@ -44,6 +44,14 @@ public final class BrokerConfig {
   public static final String LISTENER_SECURITY_PROTOCOL_MAP = "listener.security.protocol.map";
   public static final String INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name";
   public static final String SECURITY_INTER_BROKER_PROTOCOL = "security.inter.broker.protocol";
+  public static final String AUTHORIZER_CLASS_NAME = "authorizer.class.name";
+  public static final String SUPER_USERS = "super.users";
+  public static final String ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found";
+
+  /** The one authorizer served: Kafka's own, as its KRaft brokers run it. */
+  public static final String STANDARD_AUTHORIZER =
+      "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
+
   public static final String LOG_DIRS = "log.dirs";
   public static final String NUM_PARTITIONS = "num.partitions";
   public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
@@ -180,6 +188,26 @@ public final class BrokerConfig {
                 "PLAINTEXT",
                 HIGH,
                 "The inter-broker listener's name when inter.broker.listener.name is not set.")
+            .define(
+                AUTHORIZER_CLASS_NAME,
+                STRING,
+                "",
+                HIGH,
+                "Empty: no authorization. "
+                    + STANDARD_AUTHORIZER
+                    + ": ACLs, as Kafka's KRaft brokers authorize.")
+            .define(
+                SUPER_USERS,
+                STRING,
+                null,
+                HIGH,
+                "Principals allowed everything, separated by semicolons: User:admin;User:broker.")
+            .define(
+                ALLOW_EVERYONE_IF_NO_ACL_FOUND,
+                BOOLEAN,
+                false,
+                HIGH,
+                "Whether a resource that no ACL names is open to everyone.")
             .define(
                 LOG_DIRS, LIST, NO_DEFAULT_VALUE, HIGH, "The directories of the partition logs.")
             .define(
@@ -527,6 +555,7 @@ public final class BrokerConfig {
     BrokerConfig config = new BrokerConfig(values, Map.copyOf(topicDefaults), Map.copyOf(raw));
     config.queuedMaxRequestBytes(); // refuses a budget the largest request cannot fit in
     config.listeners().bound().forEach(config::security); // refuses what does not add up
+    config.authorizerConfigs();
     return config;
   }
 
@@ -554,6 +583,30 @@ public final class BrokerConfig {
       }
     }
     return security;
+  }
+
+  /**
+   * The authorizer's configs ({@code super.users}, {@code allow.everyone.if.no.acl.found}) when
+   * {@code authorizer.class.name} names Kafka's StandardAuthorizer; empty when it is not set.
+   *
+   * @throws ConfigException when it names another authorizer
+   */
+  public java.util.Optional<Map<String, Object>> authorizerConfigs() {
+    String name = ((String) values.get(AUTHORIZER_CLASS_NAME)).trim();
+    if (name.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    if (!name.equals(STANDARD_AUTHORIZER)) {
+      throw new ConfigException(
+          AUTHORIZER_CLASS_NAME, name, "the authorizer served is " + STANDARD_AUTHORIZER);
+    }
+    Map<String, Object> configs = new HashMap<>();
+    if (values.get(SUPER_USERS) != null) {
+      configs.put(SUPER_USERS, values.get(SUPER_USERS));
+    }
+    configs.put(
+        ALLOW_EVERYONE_IF_NO_ACL_FOUND, values.get(ALLOW_EVERYONE_IF_NO_ACL_FOUND).toString());
+    return java.util.Optional.of(configs);
   }
 
   public int nodeId() {

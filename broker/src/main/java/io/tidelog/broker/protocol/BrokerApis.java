@@ -10,4 +10,5 @@ public record BrokerApis(
     ConfigsHandler configs,
     ProducerIdHandler producerIds,
     GroupHandler groups,
-    ScramCredentialsHandler scramCredentials) {}
+    ScramCredentialsHandler scramCredentials,
+    AclsHandler acls) {}

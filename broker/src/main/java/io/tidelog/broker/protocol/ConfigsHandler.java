@@ -4,6 +4,7 @@ import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.TopicConfigs;
+import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.UnaryOperator;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigResource;
@@ -39,34 +41,73 @@ import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsResponse;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * DescribeConfigs (topics and this broker), AlterConfigs and IncrementalAlterConfigs (topics). A
  * topic's value comes from its override, else the broker's {@code log.*} default, else Kafka's
  * default, and DescribeConfigs reports which. Altered configs are stored, then applied to the live
  * logs. Broker configs are static: altering them is refused.
+ *
+ * <p>Authorized as in Kafka: describing needs DESCRIBE_CONFIGS, altering ALTER_CONFIGS, on the
+ * topic (else TOPIC_AUTHORIZATION_FAILED) or, for a broker, on the cluster (else
+ * CLUSTER_AUTHORIZATION_FAILED).
  */
 public final class ConfigsHandler {
   private final BrokerConfig brokerConfig;
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
+  private final Authorization authorization;
 
   public ConfigsHandler(
-      BrokerConfig brokerConfig, MetadataStore metadata, Executor metadataExecutor) {
+      BrokerConfig brokerConfig,
+      MetadataStore metadata,
+      Executor metadataExecutor,
+      Authorization authorization) {
     this.brokerConfig = brokerConfig;
     this.metadata = metadata;
     this.metadataExecutor = metadataExecutor;
+    this.authorization = authorization;
+  }
+
+  /** Why the request may not do {@code operation} on the resource's configs, or null. */
+  private Errors refusal(
+      RequestContext context, AclOperation operation, byte resourceType, String name) {
+    ConfigResource.Type type = ConfigResource.Type.forId(resourceType);
+    if (type == ConfigResource.Type.TOPIC) {
+      return authorization.allowed(context, operation, ResourceType.TOPIC, name)
+          ? null
+          : Errors.TOPIC_AUTHORIZATION_FAILED;
+    }
+    if (type == ConfigResource.Type.BROKER || type == ConfigResource.Type.BROKER_LOGGER) {
+      return authorization.allowedOnCluster(context, operation)
+          ? null
+          : Errors.CLUSTER_AUTHORIZATION_FAILED;
+    }
+    return null;
   }
 
   CompletableFuture<DescribeConfigsResponse> describe(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     DescribeConfigsResponseData data = new DescribeConfigsResponseData();
     for (DescribeConfigsResource resource : ((DescribeConfigsRequest) request).data().resources()) {
       DescribeConfigsResult result =
           new DescribeConfigsResult()
               .setResourceType(resource.resourceType())
               .setResourceName(resource.resourceName());
+      Errors refused =
+          refusal(
+              context,
+              AclOperation.DESCRIBE_CONFIGS,
+              resource.resourceType(),
+              resource.resourceName());
+      if (refused != null) {
+        data.results().add(result.setErrorCode(refused.code()));
+        continue;
+      }
       try {
         List<DescribeConfigsResourceResult> configs = describe(resource);
         if (resource.configurationKeys() != null) {
@@ -167,7 +208,8 @@ public final class ConfigsHandler {
   }
 
   CompletableFuture<IncrementalAlterConfigsResponse> incrementalAlter(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     IncrementalAlterConfigsRequestData data = ((IncrementalAlterConfigsRequest) request).data();
     IncrementalAlterConfigsResponseData response = new IncrementalAlterConfigsResponseData();
     List<CompletableFuture<Void>> alters = new ArrayList<>();
@@ -177,6 +219,16 @@ public final class ConfigsHandler {
               .setResourceType(resource.resourceType())
               .setResourceName(resource.resourceName());
       response.responses().add(result);
+      Errors refused =
+          refusal(
+              context,
+              AclOperation.ALTER_CONFIGS,
+              resource.resourceType(),
+              resource.resourceName());
+      if (refused != null) {
+        result.setErrorCode(refused.code());
+        continue;
+      }
       alters.add(
           alter(
                   resource.resourceType(),
@@ -192,7 +244,8 @@ public final class ConfigsHandler {
         .thenApply(v -> new IncrementalAlterConfigsResponse(response));
   }
 
-  CompletableFuture<AlterConfigsResponse> alter(RequestHeader header, AbstractRequest request) {
+  CompletableFuture<AlterConfigsResponse> alter(RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     AlterConfigsRequestData data = ((AlterConfigsRequest) request).data();
     AlterConfigsResponseData response = new AlterConfigsResponseData();
     List<CompletableFuture<Void>> alters = new ArrayList<>();
@@ -202,6 +255,16 @@ public final class ConfigsHandler {
               .setResourceType(resource.resourceType())
               .setResourceName(resource.resourceName());
       response.responses().add(result);
+      Errors refused =
+          refusal(
+              context,
+              AclOperation.ALTER_CONFIGS,
+              resource.resourceType(),
+              resource.resourceName());
+      if (refused != null) {
+        result.setErrorCode(refused.code());
+        continue;
+      }
       Map<String, String> replacement = new HashMap<>();
       resource.configs().forEach(c -> replacement.put(c.name(), c.value()));
       alters.add(

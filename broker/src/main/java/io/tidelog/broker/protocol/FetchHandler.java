@@ -5,12 +5,17 @@ import io.tidelog.broker.replica.FetchedPartition;
 import io.tidelog.broker.replica.PartitionFetch;
 import io.tidelog.broker.replica.PartitionRead;
 import io.tidelog.broker.replica.ReplicaManager;
+import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchRequestData.FetchPartition;
 import org.apache.kafka.common.message.FetchRequestData.FetchTopic;
@@ -22,7 +27,9 @@ import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * Fetch, as full requests (session id 0): decodes the request, makes one call to {@link
@@ -30,23 +37,34 @@ import org.apache.kafka.common.requests.RequestHeader;
  * Every requested partition is answered once (a partition named twice counts once, its last entry),
  * within the smaller of the request's {@code max.bytes} and the broker's {@code fetch.max.bytes}.
  * Records go out as file regions.
+ *
+ * <p>As in Kafka, a follower's fetch (replica id 0 or more) needs CLUSTER_ACTION on the cluster and
+ * a consumer's READ on each topic; a partition the client may not read is answered
+ * TOPIC_AUTHORIZATION_FAILED and not read.
  */
 public final class FetchHandler {
   private final ReplicaManager replicas;
   private final TopicMetrics metrics;
   private final int fetchMaxBytes;
+  private final Authorization authorization;
 
   /**
    * @param fetchMaxBytes the broker's {@code fetch.max.bytes}: no response carries more record
    *     bytes than this (but a first batch that is larger), whatever the request asks
    */
-  public FetchHandler(ReplicaManager replicas, TopicMetrics metrics, int fetchMaxBytes) {
+  public FetchHandler(
+      ReplicaManager replicas,
+      TopicMetrics metrics,
+      int fetchMaxBytes,
+      Authorization authorization) {
     this.replicas = replicas;
     this.metrics = metrics;
     this.fetchMaxBytes = fetchMaxBytes;
+    this.authorization = authorization;
   }
 
-  CompletableFuture<FetchResponse> handle(RequestHeader header, AbstractRequest request) {
+  CompletableFuture<FetchResponse> handle(RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     FetchRequestData data = ((FetchRequest) request).data();
     FetchParams params =
         new FetchParams(
@@ -54,15 +72,35 @@ public final class FetchHandler {
             data.maxWaitMs(),
             data.minBytes(),
             Math.min(data.maxBytes(), fetchMaxBytes));
+    List<PartitionFetch> allowed = new ArrayList<>();
+    List<FetchedPartition> refused = new ArrayList<>();
+    boolean followerAllowed =
+        params.replicaId() < 0
+            || authorization.allowedOnCluster(context, AclOperation.CLUSTER_ACTION);
+    Predicate<String> readable = authorization.on(context, AclOperation.READ, ResourceType.TOPIC);
+    for (PartitionFetch partition : partitions(data)) {
+      String topic = partition.tp().topic();
+      boolean may = params.replicaId() >= 0 ? followerAllowed : readable.test(topic);
+      if (may) {
+        allowed.add(partition);
+      } else {
+        refused.add(
+            new FetchedPartition(
+                partition.tp(), null, new TopicAuthorizationException(Set.of(topic))));
+      }
+    }
     return replicas
-        .fetch(params, partitions(data))
+        .fetch(params, allowed)
         .thenApply(
-            fetched ->
-                FetchResponse.of(
-                    new FetchResponseData()
-                        .setErrorCode(Errors.NONE.code())
-                        .setSessionId(0)
-                        .setResponses(encode(fetched, header, params.replicaId() >= 0))));
+            fetched -> {
+              List<FetchedPartition> all = new ArrayList<>(fetched);
+              all.addAll(refused);
+              return FetchResponse.of(
+                  new FetchResponseData()
+                      .setErrorCode(Errors.NONE.code())
+                      .setSessionId(0)
+                      .setResponses(encode(all, header, params.replicaId() >= 0)));
+            });
   }
 
   /**

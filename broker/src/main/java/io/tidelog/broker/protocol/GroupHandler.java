@@ -13,6 +13,7 @@ import io.tidelog.broker.group.CommittedOffset;
 import io.tidelog.broker.group.GroupConfig;
 import io.tidelog.broker.group.GroupCoordinator;
 import io.tidelog.broker.group.GroupCoordinator.Leaving;
+import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -21,15 +22,19 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.InvalidGroupIdException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResult;
+import org.apache.kafka.common.message.DescribeGroupsRequestData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData.DescribedGroup;
 import org.apache.kafka.common.message.DescribeGroupsResponseData.DescribedGroupMember;
@@ -85,6 +90,7 @@ import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
+import org.apache.kafka.common.resource.ResourceType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,6 +99,13 @@ import org.slf4j.LoggerFactory;
  * use, and JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
  * DescribeGroups, DeleteGroups and OffsetDelete, served by the {@link GroupCoordinator}. Runs on
  * event loops; the coordinator answers with futures.
+ *
+ * <p>Authorized as in Kafka: FindCoordinator and DescribeGroups need DESCRIBE on the group;
+ * joining, syncing, heartbeats, leaving and committing READ; DeleteGroups and OffsetDelete DELETE
+ * (GROUP_AUTHORIZATION_FAILED otherwise). Committing and deleting offsets also need READ on each
+ * topic, fetching them DESCRIBE (TOPIC_AUTHORIZATION_FAILED, or for a fetch of all offsets, leaving
+ * the topic out). ListGroups lists every group to a client with DESCRIBE on the cluster, and the
+ * groups it may DESCRIBE to others.
  */
 public final class GroupHandler {
   private static final Logger LOG = LoggerFactory.getLogger(GroupHandler.class);
@@ -102,12 +115,15 @@ public final class GroupHandler {
   private final MetadataStore metadata;
   private final TopicAdminHandler topicAdmin;
   private final GroupCoordinator coordinator;
+  private final Authorization authorization;
 
   public GroupHandler(
       GroupConfig config,
       MetadataStore metadata,
       TopicAdminHandler topicAdmin,
-      GroupCoordinator coordinator) {
+      GroupCoordinator coordinator,
+      Authorization authorization) {
+    this.authorization = authorization;
     this.config = config;
     this.metadata = metadata;
     this.topicAdmin = topicAdmin;
@@ -122,8 +138,14 @@ public final class GroupHandler {
     List<String> keys = batched ? data.coordinatorKeys() : List.of(data.key());
     List<CompletableFuture<Coordinator>> found = new ArrayList<>();
     for (String key : keys) {
+      boolean describable =
+          data.keyType() != GROUP_KEY_TYPE
+              || authorization.allowed(context, AclOperation.DESCRIBE, ResourceType.GROUP, key);
       found.add(
-          locate(key, data.keyType(), context.listenerName())
+          (describable
+                  ? locate(key, data.keyType(), context.listenerName())
+                  : CompletableFuture.<Coordinator>failedFuture(
+                      new GroupAuthorizationException(key)))
               .exceptionally(
                   e ->
                       new Coordinator()
@@ -230,6 +252,10 @@ public final class GroupHandler {
     String clientHost = context.clientAddress().getHostAddress();
     JoinGroupRequestData data = ((JoinGroupRequest) request).data();
     short version = header.apiVersion();
+    if (!readable(context, data.groupId())) {
+      return CompletableFuture.completedFuture(
+          joinError(Errors.GROUP_AUTHORIZATION_FAILED, data.memberId(), version));
+    }
     if (data.groupId().isEmpty()) {
       return CompletableFuture.completedFuture(
           joinError(Errors.INVALID_GROUP_ID, data.memberId(), version));
@@ -274,6 +300,10 @@ public final class GroupHandler {
             });
   }
 
+  private boolean readable(RequestContext context, String groupId) {
+    return authorization.allowed(context, AclOperation.READ, ResourceType.GROUP, groupId);
+  }
+
   private static JoinGroupResponse joinError(Errors error, String memberId, short version) {
     return new JoinGroupResponse(
         new JoinGroupResponseData()
@@ -284,8 +314,15 @@ public final class GroupHandler {
         version);
   }
 
-  CompletableFuture<SyncGroupResponse> syncGroup(RequestHeader header, AbstractRequest request) {
+  CompletableFuture<SyncGroupResponse> syncGroup(RequestContext context, AbstractRequest request) {
     SyncGroupRequestData data = ((SyncGroupRequest) request).data();
+    if (!readable(context, data.groupId())) {
+      return CompletableFuture.completedFuture(
+          new SyncGroupResponse(
+              new SyncGroupResponseData()
+                  .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
+                  .setAssignment(new byte[0])));
+    }
     Map<String, byte[]> assignments = new HashMap<>();
     data.assignments().forEach(a -> assignments.put(a.memberId(), a.assignment()));
     return coordinator
@@ -307,16 +344,28 @@ public final class GroupHandler {
                         .setAssignment(r.assignment())));
   }
 
-  CompletableFuture<HeartbeatResponse> heartbeat(RequestHeader header, AbstractRequest request) {
+  CompletableFuture<HeartbeatResponse> heartbeat(RequestContext context, AbstractRequest request) {
     var data = ((HeartbeatRequest) request).data();
+    if (!readable(context, data.groupId())) {
+      return CompletableFuture.completedFuture(
+          new HeartbeatResponse(
+              new HeartbeatResponseData().setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())));
+    }
     return coordinator
         .heartbeat(data.groupId(), data.memberId(), data.groupInstanceId(), data.generationId())
         .thenApply(
             error -> new HeartbeatResponse(new HeartbeatResponseData().setErrorCode(error.code())));
   }
 
-  CompletableFuture<LeaveGroupResponse> leaveGroup(RequestHeader header, AbstractRequest request) {
+  CompletableFuture<LeaveGroupResponse> leaveGroup(
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     LeaveGroupRequest leave = (LeaveGroupRequest) request;
+    if (!readable(context, leave.data().groupId())) {
+      return CompletableFuture.completedFuture(
+          new LeaveGroupResponse(
+              List.of(), Errors.GROUP_AUTHORIZATION_FAILED, 0, header.apiVersion()));
+    }
     List<Leaving> leaving =
         leave.members().stream().map(m -> new Leaving(m.memberId(), m.groupInstanceId())).toList();
     return coordinator
@@ -336,16 +385,25 @@ public final class GroupHandler {
   }
 
   CompletableFuture<OffsetCommitResponse> offsetCommit(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
     OffsetCommitRequestData data = ((OffsetCommitRequest) request).data();
     ClusterImage image = metadata.image();
     Map<TopicPartition, CommittedOffset> offsets = new LinkedHashMap<>();
     Map<TopicPartition, Errors> unknown = new LinkedHashMap<>();
+    boolean groupReadable = readable(context, data.groupId());
+    Predicate<String> topicReadable =
+        authorization.on(context, AclOperation.READ, ResourceType.TOPIC);
     for (var topic : data.topics()) {
       TopicMetadata known = image.topics().get(topic.name());
       for (var p : topic.partitions()) {
         TopicPartition tp = new TopicPartition(topic.name(), p.partitionIndex());
-        if (known == null || p.partitionIndex() < 0 || p.partitionIndex() >= known.partitions()) {
+        if (!groupReadable) {
+          unknown.put(tp, Errors.GROUP_AUTHORIZATION_FAILED);
+        } else if (!topicReadable.test(topic.name())) {
+          unknown.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED);
+        } else if (known == null
+            || p.partitionIndex() < 0
+            || p.partitionIndex() >= known.partitions()) {
           unknown.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
         } else {
           offsets.put(
@@ -391,29 +449,56 @@ public final class GroupHandler {
   }
 
   CompletableFuture<OffsetFetchResponse> offsetFetch(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     OffsetFetchRequest fetch = (OffsetFetchRequest) request;
+    Predicate<String> topicDescribable =
+        authorization.on(context, AclOperation.DESCRIBE, ResourceType.TOPIC);
     List<CompletableFuture<OffsetFetchResponseGroup>> groups = new ArrayList<>();
     for (OffsetFetchRequestGroup group : fetch.groups()) {
+      if (!authorization.allowed(
+          context, AclOperation.DESCRIBE, ResourceType.GROUP, group.groupId())) {
+        groups.add(
+            CompletableFuture.completedFuture(
+                new OffsetFetchResponseGroup()
+                    .setGroupId(group.groupId())
+                    .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())));
+        continue;
+      }
       List<TopicPartition> partitions = null;
+      List<TopicPartition> refused = new ArrayList<>();
       if (group.topics() != null) {
         partitions = new ArrayList<>();
         for (var topic : group.topics()) {
           for (int p : topic.partitionIndexes()) {
-            partitions.add(new TopicPartition(topic.name(), p));
+            TopicPartition tp = new TopicPartition(topic.name(), p);
+            (topicDescribable.test(topic.name()) ? partitions : refused).add(tp);
           }
         }
       }
+      CompletableFuture<Map<TopicPartition, CommittedOffset>> fetched =
+          partitions != null && partitions.isEmpty()
+              ? CompletableFuture.completedFuture(Map.of())
+              : coordinator.fetchOffsets(group.groupId(), partitions);
       groups.add(
-          coordinator
-              .fetchOffsets(group.groupId(), partitions)
-              .handle(
-                  (offsets, e) ->
-                      e != null
-                          ? new OffsetFetchResponseGroup()
-                              .setGroupId(group.groupId())
-                              .setErrorCode(ErrorMapping.errorOf(e, header).code())
-                          : fetchResponse(group.groupId(), offsets)));
+          fetched.handle(
+              (offsets, e) -> {
+                if (e != null) {
+                  return new OffsetFetchResponseGroup()
+                      .setGroupId(group.groupId())
+                      .setErrorCode(ErrorMapping.errorOf(e, header).code());
+                }
+                Map<TopicPartition, CommittedOffset> shown = new LinkedHashMap<>();
+                offsets.forEach(
+                    (tp, offset) -> {
+                      if (topicDescribable.test(tp.topic())) { // a fetch of all leaves them out
+                        shown.put(tp, offset);
+                      }
+                    });
+                OffsetFetchResponseGroup answer = fetchResponse(group.groupId(), shown);
+                refused.forEach(tp -> refusedPartition(answer, tp));
+                return answer;
+              }));
     }
     return CompletableFuture.allOf(groups.toArray(CompletableFuture[]::new))
         .thenApply(
@@ -447,8 +532,30 @@ public final class GroupHandler {
         .setErrorCode(Errors.NONE.code());
   }
 
-  CompletableFuture<ListGroupsResponse> listGroups(RequestHeader header, AbstractRequest request) {
+  private static void refusedPartition(OffsetFetchResponseGroup group, TopicPartition tp) {
+    OffsetFetchResponseTopics topic =
+        group.topics().stream().filter(t -> t.name().equals(tp.topic())).findFirst().orElse(null);
+    if (topic == null) {
+      topic = new OffsetFetchResponseTopics().setName(tp.topic());
+      group.topics().add(topic);
+    }
+    topic
+        .partitions()
+        .add(
+            new OffsetFetchResponsePartitions()
+                .setPartitionIndex(tp.partition())
+                .setCommittedOffset(-1)
+                .setCommittedLeaderEpoch(RecordBatch.NO_PARTITION_LEADER_EPOCH)
+                .setMetadata("")
+                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+  }
+
+  CompletableFuture<ListGroupsResponse> listGroups(
+      RequestContext context, AbstractRequest request) {
     ListGroupsRequestData data = ((ListGroupsRequest) request).data();
+    boolean all = authorization.allowedOnCluster(context, AclOperation.DESCRIBE);
+    Predicate<String> describable =
+        authorization.on(context, AclOperation.DESCRIBE, ResourceType.GROUP);
     // Clients send "Classic", "Stable"...; Kafka matches both filters without regard to case
     Set<String> states = lowerCase(data.statesFilter());
     Set<String> types = lowerCase(data.typesFilter());
@@ -461,7 +568,8 @@ public final class GroupHandler {
               for (var g : listed) {
                 String state = stateName(g.state());
                 String type = "classic";
-                if ((states.isEmpty() || states.contains(state.toLowerCase(Locale.ROOT)))
+                if ((all || describable.test(g.groupId()))
+                    && (states.isEmpty() || states.contains(state.toLowerCase(Locale.ROOT)))
                     && (types.isEmpty() || types.contains(type))) {
                   response
                       .groups()
@@ -482,19 +590,36 @@ public final class GroupHandler {
   }
 
   CompletableFuture<DescribeGroupsResponse> describeGroups(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
+    DescribeGroupsRequestData data = ((DescribeGroupsRequest) request).data();
     List<CompletableFuture<DescribedGroup>> described = new ArrayList<>();
-    for (String groupId : ((DescribeGroupsRequest) request).data().groups()) {
+    for (String groupId : data.groups()) {
+      if (!authorization.allowed(context, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) {
+        described.add(
+            CompletableFuture.completedFuture(
+                new DescribedGroup()
+                    .setGroupId(groupId)
+                    .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())));
+        continue;
+      }
       described.add(
           coordinator
               .describe(groupId)
               .handle(
-                  (snapshot, e) ->
-                      e != null
-                          ? new DescribedGroup()
-                              .setGroupId(groupId)
-                              .setErrorCode(ErrorMapping.errorOf(e, header).code())
-                          : describedGroup(groupId, snapshot)));
+                  (snapshot, e) -> {
+                    DescribedGroup group =
+                        e != null
+                            ? new DescribedGroup()
+                                .setGroupId(groupId)
+                                .setErrorCode(ErrorMapping.errorOf(e, header).code())
+                            : describedGroup(groupId, snapshot);
+                    if (data.includeAuthorizedOperations()) {
+                      group.setAuthorizedOperations(
+                          authorization.authorizedOperations(context, ResourceType.GROUP, groupId));
+                    }
+                    return group;
+                  }));
     }
     return CompletableFuture.allOf(described.toArray(CompletableFuture[]::new))
         .thenApply(
@@ -544,10 +669,19 @@ public final class GroupHandler {
   }
 
   CompletableFuture<DeleteGroupsResponse> deleteGroups(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     List<String> names = ((DeleteGroupsRequest) request).data().groupsNames();
     List<CompletableFuture<DeletableGroupResult>> results = new ArrayList<>();
     for (String groupId : names) {
+      if (!authorization.allowed(context, AclOperation.DELETE, ResourceType.GROUP, groupId)) {
+        results.add(
+            CompletableFuture.completedFuture(
+                new DeletableGroupResult()
+                    .setGroupId(groupId)
+                    .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())));
+        continue;
+      }
       results.add(
           coordinator
               .deleteGroup(groupId)
@@ -568,19 +702,37 @@ public final class GroupHandler {
   }
 
   CompletableFuture<OffsetDeleteResponse> offsetDelete(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
     OffsetDeleteRequestData data = ((OffsetDeleteRequest) request).data();
+    if (!authorization.allowed(context, AclOperation.DELETE, ResourceType.GROUP, data.groupId())) {
+      return CompletableFuture.completedFuture(
+          new OffsetDeleteResponse(
+              new OffsetDeleteResponseData()
+                  .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())));
+    }
+    Predicate<String> topicReadable =
+        authorization.on(context, AclOperation.READ, ResourceType.TOPIC);
     List<TopicPartition> partitions = new ArrayList<>();
+    Map<TopicPartition, Errors> refused = new LinkedHashMap<>();
     data.topics()
         .forEach(
             t ->
                 t.partitions()
                     .forEach(
-                        p -> partitions.add(new TopicPartition(t.name(), p.partitionIndex()))));
+                        p -> {
+                          TopicPartition tp = new TopicPartition(t.name(), p.partitionIndex());
+                          if (topicReadable.test(t.name())) {
+                            partitions.add(tp);
+                          } else {
+                            refused.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED);
+                          }
+                        }));
     return coordinator
         .deleteOffsets(data.groupId(), partitions)
         .thenApply(
-            results -> {
+            deleted -> {
+              Map<TopicPartition, Errors> results = new LinkedHashMap<>(refused);
+              results.putAll(deleted);
               OffsetDeleteResponseData response =
                   new OffsetDeleteResponseData().setErrorCode(Errors.NONE.code());
               results.forEach(

@@ -6,15 +6,19 @@ import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
+import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.message.DescribeClusterResponseData.DescribeClusterBroker;
 import org.apache.kafka.common.message.MetadataRequestData;
@@ -24,27 +28,39 @@ import org.apache.kafka.common.message.MetadataResponseData.MetadataResponsePart
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseTopic;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.DescribeClusterRequest;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * Metadata and DescribeCluster, from this broker's image of the cluster metadata: the registered
  * brokers, the controller, and the topics asked for with their ids and partition states. Unknown
  * topics are created when both {@code auto.create.topics.enable} and the request allow it.
+ *
+ * <p>Authorized as in Kafka: a topic is described to a client with DESCRIBE on it; asked for all
+ * topics, the others are left out; asked by name, they are answered TOPIC_AUTHORIZATION_FAILED
+ * whether they exist or not. Auto-creation needs CREATE on the cluster or the topic. Authorized
+ * operations are filled in when asked for.
  */
 public final class MetadataHandler {
   private final BrokerConfig config;
   private final MetadataStore metadata;
   private final TopicAdminHandler topicAdmin;
+  private final Authorization authorization;
 
   public MetadataHandler(
-      BrokerConfig config, MetadataStore metadata, TopicAdminHandler topicAdmin) {
+      BrokerConfig config,
+      MetadataStore metadata,
+      TopicAdminHandler topicAdmin,
+      Authorization authorization) {
     this.config = config;
     this.metadata = metadata;
     this.topicAdmin = topicAdmin;
+    this.authorization = authorization;
   }
 
   CompletableFuture<MetadataResponse> handle(RequestContext context, AbstractRequest request) {
@@ -52,18 +68,33 @@ public final class MetadataHandler {
     String listener = context.listenerName();
     MetadataRequestData data = ((MetadataRequest) request).data();
     List<CompletableFuture<MetadataResponseTopic>> topics = new ArrayList<>();
+    Predicate<String> describable =
+        authorization.on(context, AclOperation.DESCRIBE, ResourceType.TOPIC);
     if (data.topics() == null) {
       ClusterImage image = metadata.image();
-      image
-          .topics()
-          .values()
+      image.topics().values().stream()
+          .filter(t -> describable.test(t.name())) // the others are left out, as in Kafka
           .forEach(
               t -> topics.add(CompletableFuture.completedFuture(describe(t, image, listener))));
     } else {
       boolean autoCreate = config.autoCreateTopicsEnable() && data.allowAutoTopicCreation();
+      Predicate<String> creatable = topicAdmin.creatable(context);
       Map<String, CompletableFuture<MetadataResponseTopic>> toCreate = new LinkedHashMap<>();
       for (MetadataRequestData.MetadataRequestTopic wanted : data.topics()) {
-        topics.add(topicResponse(wanted.name(), autoCreate, toCreate, listener));
+        String name = wanted.name();
+        if (name != null && !describable.test(name)) {
+          // whether it exists is not told
+          topics.add(
+              CompletableFuture.completedFuture(error(name, Errors.TOPIC_AUTHORIZATION_FAILED)));
+        } else if (name != null
+            && autoCreate
+            && metadata.topic(name).isEmpty()
+            && !creatable.test(name)) {
+          topics.add(
+              CompletableFuture.completedFuture(error(name, Errors.TOPIC_AUTHORIZATION_FAILED)));
+        } else {
+          topics.add(topicResponse(name, autoCreate, toCreate, listener));
+        }
       }
       if (!toCreate.isEmpty()) {
         create(toCreate, context);
@@ -92,6 +123,23 @@ public final class MetadataHandler {
                                         .setRack(broker.rack())));
               }
               topics.forEach(t -> response.topics().add(t.join()));
+              if (data.includeTopicAuthorizedOperations()) {
+                response
+                    .topics()
+                    .forEach(
+                        t -> {
+                          if (t.errorCode() == Errors.NONE.code()) {
+                            t.setTopicAuthorizedOperations(
+                                authorization.authorizedOperations(
+                                    context, ResourceType.TOPIC, t.name()));
+                          }
+                        });
+              }
+              if (data.includeClusterAuthorizedOperations()) {
+                response.setClusterAuthorizedOperations(
+                    authorization.authorizedOperations(
+                        context, ResourceType.CLUSTER, Authorization.CLUSTER_NAME));
+              }
               return new MetadataResponse(response, header.apiVersion());
             });
   }
@@ -207,6 +255,7 @@ public final class MetadataHandler {
   CompletableFuture<DescribeClusterResponse> describeCluster(
       RequestContext context, AbstractRequest request) {
     ClusterImage image = metadata.image();
+    DescribeClusterRequestData asked = ((DescribeClusterRequest) request).data();
     DescribeClusterResponseData data =
         new DescribeClusterResponseData()
             .setErrorCode(Errors.NONE.code())
@@ -224,6 +273,13 @@ public final class MetadataHandler {
                               .setHost(endpoint.host())
                               .setPort(endpoint.port())
                               .setRack(broker.rack())));
+    }
+    if (asked.includeClusterAuthorizedOperations()) {
+      data.setClusterAuthorizedOperations(
+          authorization.allowedOnCluster(context, AclOperation.DESCRIBE)
+              ? authorization.authorizedOperations(
+                  context, ResourceType.CLUSTER, Authorization.CLUSTER_NAME)
+              : 0);
     }
     return CompletableFuture.completedFuture(new DescribeClusterResponse(data));
   }

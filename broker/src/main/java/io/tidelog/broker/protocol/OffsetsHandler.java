@@ -1,12 +1,15 @@
 package io.tidelog.broker.protocol;
 
 import io.tidelog.broker.replica.ReplicaManager;
+import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteRecordsRequestData.DeleteRecordsPartition;
 import org.apache.kafka.common.message.DeleteRecordsRequestData.DeleteRecordsTopic;
@@ -33,22 +36,33 @@ import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
 import org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * The per-partition offset APIs: ListOffsets (earliest, latest = the high watermark, by timestamp;
  * a partition named more than once is answered once, with INVALID_REQUEST, as Kafka answers),
  * OffsetForLeaderEpoch and DeleteRecords.
+ *
+ * <p>Authorized as in Kafka: ListOffsets needs DESCRIBE on the topic; OffsetForLeaderEpoch
+ * CLUSTER_ACTION on the cluster (a follower) or DESCRIBE on the topic; DeleteRecords DELETE on the
+ * topic. A partition that fails it is answered TOPIC_AUTHORIZATION_FAILED and not looked at.
  */
 public final class OffsetsHandler {
   private final ReplicaManager replicas;
+  private final Authorization authorization;
 
-  public OffsetsHandler(ReplicaManager replicas) {
+  public OffsetsHandler(ReplicaManager replicas, Authorization authorization) {
     this.replicas = replicas;
+    this.authorization = authorization;
   }
 
   CompletableFuture<ListOffsetsResponse> listOffsets(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
+    Predicate<String> describable =
+        authorization.on(context, AclOperation.DESCRIBE, ResourceType.TOPIC);
     ListOffsetsRequest listOffsets = (ListOffsetsRequest) request;
     Set<TopicPartition> duplicates = listOffsets.duplicatePartitions();
     ListOffsetsResponseData data = new ListOffsetsResponseData();
@@ -68,6 +82,10 @@ public final class OffsetsHandler {
                 .setTimestamp(RecordBatch.NO_TIMESTAMP)
                 .setOffset(-1);
         topicResponse.partitions().add(response);
+        if (!describable.test(tp.topic())) {
+          response.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+          continue;
+        }
         if (duplicates.contains(tp)) {
           response.setErrorCode(Errors.INVALID_REQUEST.code());
           continue;
@@ -131,7 +149,11 @@ public final class OffsetsHandler {
   }
 
   CompletableFuture<OffsetsForLeaderEpochResponse> offsetForLeaderEpoch(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
+    boolean follower = authorization.allowedOnCluster(context, AclOperation.CLUSTER_ACTION);
+    Predicate<String> describable =
+        authorization.on(context, AclOperation.DESCRIBE, ResourceType.TOPIC);
     OffsetForLeaderEpochRequestData data = ((OffsetsForLeaderEpochRequest) request).data();
     OffsetForLeaderEpochResponseData response = new OffsetForLeaderEpochResponseData();
     List<CompletableFuture<Void>> lookups = new ArrayList<>();
@@ -143,6 +165,10 @@ public final class OffsetsHandler {
         EpochEndOffset result = new EpochEndOffset().setPartition(partition.partition());
         topicResult.partitions().add(result);
         TopicPartition tp = new TopicPartition(topic.topic(), partition.partition());
+        if (!follower && !describable.test(tp.topic())) {
+          result.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+          continue;
+        }
         lookups.add(
             replicas
                 .endOffsetForEpoch(tp, partition.leaderEpoch(), partition.currentLeaderEpoch())
@@ -165,7 +191,10 @@ public final class OffsetsHandler {
   }
 
   CompletableFuture<DeleteRecordsResponse> deleteRecords(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
+    Predicate<String> deletable =
+        authorization.on(context, AclOperation.DELETE, ResourceType.TOPIC);
     DeleteRecordsRequestData data = ((DeleteRecordsRequest) request).data();
     DeleteRecordsResponseData response = new DeleteRecordsResponseData();
     List<CompletableFuture<Void>> deletions = new ArrayList<>();
@@ -179,6 +208,10 @@ public final class OffsetsHandler {
                 .setLowWatermark(-1);
         topicResult.partitions().add(result);
         TopicPartition tp = new TopicPartition(topic.name(), partition.partitionIndex());
+        if (!deletable.test(tp.topic())) {
+          result.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+          continue;
+        }
         deletions.add(
             replicas
                 .deleteRecordsBefore(tp, partition.offset())

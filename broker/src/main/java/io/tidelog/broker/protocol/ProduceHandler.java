@@ -1,12 +1,15 @@
 package io.tidelog.broker.protocol;
 
 import io.tidelog.broker.replica.ReplicaManager;
+import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
@@ -18,26 +21,34 @@ import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * Produce: each partition's batches go to the partition's shard, which validates and appends them
  * on the leader. {@code acks=1} completes once the leader has appended; {@code acks=all} once the
  * high watermark passes the batch, or with REQUEST_TIMED_OUT after the request's timeout; {@code
  * acks=0} gets no response (the dispatcher drops it). Any other {@code acks} is refused with
- * INVALID_REQUIRED_ACKS for every partition, as Kafka refuses it.
+ * INVALID_REQUIRED_ACKS for every partition, as Kafka refuses it. A topic the client may not WRITE
+ * to is answered TOPIC_AUTHORIZATION_FAILED before anything else, as in Kafka.
  */
 public final class ProduceHandler {
   private final ReplicaManager replicas;
   private final TopicMetrics metrics;
+  private final Authorization authorization;
 
-  public ProduceHandler(ReplicaManager replicas, TopicMetrics metrics) {
+  public ProduceHandler(
+      ReplicaManager replicas, TopicMetrics metrics, Authorization authorization) {
     this.replicas = replicas;
     this.metrics = metrics;
+    this.authorization = authorization;
   }
 
-  CompletableFuture<ProduceResponse> handle(RequestHeader header, AbstractRequest request) {
+  CompletableFuture<ProduceResponse> handle(RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     ProduceRequest produce = (ProduceRequest) request;
+    Predicate<String> writable = authorization.on(context, AclOperation.WRITE, ResourceType.TOPIC);
     boolean validAcks = produce.acks() == -1 || produce.acks() == 0 || produce.acks() == 1;
     List<CompletableFuture<Void>> appends = new ArrayList<>();
     Map<String, TopicProduceResponse> topicResponses = new LinkedHashMap<>();
@@ -48,6 +59,11 @@ public final class ProduceHandler {
           .computeIfAbsent(tp.topic(), name -> new TopicProduceResponse().setName(name))
           .partitionResponses()
           .add(response);
+      if (!writable.test(tp.topic())) {
+        response.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+        metrics.produceFailed(tp.topic());
+        continue;
+      }
       if (!validAcks) {
         response.setErrorCode(Errors.INVALID_REQUIRED_ACKS.code());
         metrics.produceFailed(tp.topic());

@@ -50,21 +50,17 @@ import org.apache.kafka.common.requests.SaslHandshakeResponse;
 public final class RequestDispatcher implements RequestProcessor.Factory {
   private static final int HEADER_PEEK_BYTES = 8;
   private static final Set<ApiKeys> SIZED_BY_CLUSTER = EnumSet.of(ApiKeys.METADATA);
-  private final Map<ApiKeys, ClientApiHandler> handlers = new EnumMap<>(ApiKeys.class);
+  private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
   private final RequestMetrics metrics;
   private final Function<String, ListenerSecurity> listeners;
   private final AuthenticationMetrics authenticationMetrics;
 
-  /** Serves one API. */
+  /**
+   * Serves one API, knowing who the client is and which listener it came in on: each handler
+   * authorizes what the request asks, as Kafka's do.
+   */
   @FunctionalInterface
   interface ApiHandler {
-    CompletableFuture<? extends AbstractResponse> handle(
-        RequestHeader header, AbstractRequest request);
-  }
-
-  /** Serves one API that needs to know who the client is or which listener it came in on. */
-  @FunctionalInterface
-  interface ClientApiHandler {
     CompletableFuture<? extends AbstractResponse> handle(
         RequestContext context, AbstractRequest request);
   }
@@ -79,10 +75,10 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     this.authenticationMetrics = authenticationMetrics;
     serve(
         ApiKeys.API_VERSIONS,
-        (h, r) ->
+        (c, r) ->
             CompletableFuture.completedFuture(
                 new ApiVersionsResponse(SupportedApis.apiVersions(Errors.NONE))));
-    handlers.put(ApiKeys.METADATA, apis.metadata()::handle);
+    serve(ApiKeys.METADATA, apis.metadata()::handle);
     serve(ApiKeys.PRODUCE, apis.produce()::handle);
     serve(ApiKeys.FETCH, apis.fetch()::handle);
     serve(ApiKeys.LIST_OFFSETS, apis.offsets()::listOffsets);
@@ -94,10 +90,10 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.DESCRIBE_CONFIGS, apis.configs()::describe);
     serve(ApiKeys.ALTER_CONFIGS, apis.configs()::alter);
     serve(ApiKeys.INCREMENTAL_ALTER_CONFIGS, apis.configs()::incrementalAlter);
-    handlers.put(ApiKeys.DESCRIBE_CLUSTER, apis.metadata()::describeCluster);
+    serve(ApiKeys.DESCRIBE_CLUSTER, apis.metadata()::describeCluster);
     serve(ApiKeys.INIT_PRODUCER_ID, apis.producerIds()::handle);
-    handlers.put(ApiKeys.FIND_COORDINATOR, apis.groups()::findCoordinator);
-    handlers.put(ApiKeys.JOIN_GROUP, apis.groups()::joinGroup);
+    serve(ApiKeys.FIND_COORDINATOR, apis.groups()::findCoordinator);
+    serve(ApiKeys.JOIN_GROUP, apis.groups()::joinGroup);
     serve(ApiKeys.SYNC_GROUP, apis.groups()::syncGroup);
     serve(ApiKeys.HEARTBEAT, apis.groups()::heartbeat);
     serve(ApiKeys.LEAVE_GROUP, apis.groups()::leaveGroup);
@@ -109,17 +105,20 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.OFFSET_DELETE, apis.groups()::offsetDelete);
     serve(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, apis.scramCredentials()::alter);
     serve(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, apis.scramCredentials()::describe);
+    serve(ApiKeys.CREATE_ACLS, apis.acls()::create);
+    serve(ApiKeys.DESCRIBE_ACLS, apis.acls()::describe);
+    serve(ApiKeys.DELETE_ACLS, apis.acls()::delete);
     // where no authentication is under way (ClientSession runs those), as Kafka answers them
     serve(
         ApiKeys.SASL_HANDSHAKE,
-        (h, r) ->
+        (c, r) ->
             CompletableFuture.completedFuture(
                 new SaslHandshakeResponse(
                     new SaslHandshakeResponseData()
                         .setErrorCode(Errors.ILLEGAL_SASL_STATE.code()))));
     serve(
         ApiKeys.SASL_AUTHENTICATE,
-        (h, r) ->
+        (c, r) ->
             CompletableFuture.completedFuture(
                 new SaslAuthenticateResponse(
                     new SaslAuthenticateResponseData()
@@ -127,10 +126,15 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
                         .setErrorMessage(
                             "SaslAuthenticate request received after successful"
                                 + " authentication"))));
+    for (ApiKeys api : SupportedApis.served()) {
+      if (!handlers.containsKey(api)) {
+        throw new IllegalStateException(api + " is advertised but has no handler");
+      }
+    }
   }
 
   private void serve(ApiKeys api, ApiHandler handler) {
-    handlers.put(api, (context, request) -> handler.handle(context.header, request));
+    handlers.put(api, handler);
   }
 
   @Override

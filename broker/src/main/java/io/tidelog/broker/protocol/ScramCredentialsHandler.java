@@ -3,6 +3,7 @@ package io.tidelog.broker.protocol;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.UserScramCredential;
+import io.tidelog.broker.security.Authorization;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,6 +15,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData;
 import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData.ScramCredentialDeletion;
 import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData.ScramCredentialUpsertion;
@@ -30,7 +32,7 @@ import org.apache.kafka.common.requests.AlterUserScramCredentialsRequest;
 import org.apache.kafka.common.requests.AlterUserScramCredentialsResponse;
 import org.apache.kafka.common.requests.DescribeUserScramCredentialsRequest;
 import org.apache.kafka.common.requests.DescribeUserScramCredentialsResponse;
-import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.security.scram.ScramCredential;
 import org.apache.kafka.common.security.scram.internals.ScramFormatter;
 import org.apache.kafka.common.security.scram.internals.ScramMechanism;
@@ -45,23 +47,44 @@ import org.apache.kafka.common.security.scram.internals.ScramMechanism;
  * <p>Each user gets one result, with Kafka's codes: a user altered twice in a request
  * DUPLICATE_RESOURCE, an empty name or an iteration count outside the mechanism's range
  * UNACCEPTABLE_CREDENTIAL, an unknown mechanism UNSUPPORTED_SASL_MECHANISM, the deletion of a
- * credential that does not exist RESOURCE_NOT_FOUND. Writes run on the metadata executor.
+ * credential that does not exist RESOURCE_NOT_FOUND. Writes run on the metadata executor. Altering
+ * needs ALTER on the cluster, describing DESCRIBE (CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
  */
 public final class ScramCredentialsHandler {
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
+  private final Authorization authorization;
 
-  public ScramCredentialsHandler(MetadataStore metadata, Executor metadataExecutor) {
+  public ScramCredentialsHandler(
+      MetadataStore metadata, Executor metadataExecutor, Authorization authorization) {
     this.metadata = metadata;
     this.metadataExecutor = metadataExecutor;
+    this.authorization = authorization;
   }
 
   /** One alteration of a request: a deletion, or an upsertion with its credential. */
   private record Alteration(String user, byte mechanismType, ScramCredentialUpsertion upsertion) {}
 
   CompletableFuture<AlterUserScramCredentialsResponse> alter(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
     AlterUserScramCredentialsRequestData data = ((AlterUserScramCredentialsRequest) request).data();
+    if (!authorization.allowedOnCluster(context, AclOperation.ALTER)) {
+      Map<String, AlterUserScramCredentialsResult> refused = new LinkedHashMap<>();
+      data.deletions()
+          .forEach(
+              d ->
+                  refused.put(
+                      d.name(), result(d.name(), Errors.CLUSTER_AUTHORIZATION_FAILED, null)));
+      data.upsertions()
+          .forEach(
+              u ->
+                  refused.put(
+                      u.name(), result(u.name(), Errors.CLUSTER_AUTHORIZATION_FAILED, null)));
+      return CompletableFuture.completedFuture(
+          new AlterUserScramCredentialsResponse(
+              new AlterUserScramCredentialsResponseData()
+                  .setResults(new ArrayList<>(refused.values()))));
+    }
     List<Alteration> alterations = new ArrayList<>();
     for (ScramCredentialDeletion d : data.deletions()) {
       alterations.add(new Alteration(d.name(), d.mechanism(), null));
@@ -151,9 +174,15 @@ public final class ScramCredentialsHandler {
   }
 
   CompletableFuture<DescribeUserScramCredentialsResponse> describe(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
     DescribeUserScramCredentialsRequestData data =
         ((DescribeUserScramCredentialsRequest) request).data();
+    if (!authorization.allowedOnCluster(context, AclOperation.DESCRIBE)) {
+      return CompletableFuture.completedFuture(
+          new DescribeUserScramCredentialsResponse(
+              new DescribeUserScramCredentialsResponseData()
+                  .setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code())));
+    }
     ClusterImage image = metadata.image();
     Map<String, List<CredentialInfo>> byUser = new TreeMap<>();
     image

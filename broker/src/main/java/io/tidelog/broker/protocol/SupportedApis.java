@@ -53,9 +53,17 @@ final class SupportedApis {
     RANGES.put(ApiKeys.SASL_AUTHENTICATE, new short[] {0, 2});
     RANGES.put(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, new short[] {0, 0});
     RANGES.put(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, new short[] {0, 0});
+    RANGES.put(ApiKeys.CREATE_ACLS, new short[] {1, 3});
+    RANGES.put(ApiKeys.DESCRIBE_ACLS, new short[] {1, 3});
+    RANGES.put(ApiKeys.DELETE_ACLS, new short[] {1, 3});
   }
 
   private SupportedApis() {}
+
+  /** The APIs served. */
+  static java.util.Set<ApiKeys> served() {
+    return RANGES.keySet();
+  }
 
   static boolean isServed(ApiKeys api, short version) {
     short[] range = RANGES.get(api);

@@ -5,20 +5,25 @@ import io.tidelog.broker.cluster.ReplicaAssignment;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.TopicConfigs;
+import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.function.Predicate;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
@@ -39,12 +44,20 @@ import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * CreateTopics, CreatePartitions and DeleteTopics, and the topic creation that Metadata's
  * auto-create uses. Metadata writes run on {@code metadataExecutor}, one at a time, never on the
  * event loop.
+ *
+ * <p>Authorized as Kafka's controller authorizes them: CreateTopics needs CREATE on the cluster or
+ * on the topic, CreatePartitions ALTER on the topic, DeleteTopics DELETE on the topic; a topic that
+ * fails it is answered TOPIC_AUTHORIZATION_FAILED. DeleteTopics tells a client that may DESCRIBE a
+ * topic that it does not exist (UNKNOWN_TOPIC_OR_PARTITION), and one that may not only that it is
+ * not authorized, so as not to reveal which topics exist.
  */
 public final class TopicAdminHandler {
   /**
@@ -71,12 +84,17 @@ public final class TopicAdminHandler {
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
   private final MutationQuota autoCreateQuota;
+  private final Authorization authorization;
 
   public TopicAdminHandler(
-      BrokerConfig brokerConfig, MetadataStore metadata, Executor metadataExecutor) {
+      BrokerConfig brokerConfig,
+      MetadataStore metadata,
+      Executor metadataExecutor,
+      Authorization authorization) {
     this.brokerConfig = brokerConfig;
     this.metadata = metadata;
     this.metadataExecutor = metadataExecutor;
+    this.authorization = authorization;
     this.autoCreateQuota = new MutationQuota(brokerConfig.autoCreatePartitionRate());
   }
 
@@ -84,8 +102,10 @@ public final class TopicAdminHandler {
    * CreateTopics: each topic is checked on its own, and the valid ones are recorded together in as
    * few etcd transactions as fit, so that a request of many topics costs few round trips.
    */
-  CompletableFuture<CreateTopicsResponse> create(RequestHeader header, AbstractRequest request) {
+  CompletableFuture<CreateTopicsResponse> create(RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     CreateTopicsRequest create = (CreateTopicsRequest) request;
+    Predicate<String> creatable = creatable(context);
     if (partitionsAsked(create) > MAX_PARTITIONS_PER_REQUEST) {
       return CompletableFuture.completedFuture(refuseAll(create, EXCESSIVE_PARTITIONS));
     }
@@ -93,6 +113,12 @@ public final class TopicAdminHandler {
     List<MetadataStore.NewTopic> valid = new ArrayList<>();
     long records = 0;
     for (CreatableTopic topic : create.data().topics()) {
+      if (!creatable.test(topic.name())) {
+        outcomes.put(
+            topic.name(),
+            CompletableFuture.failedFuture(new TopicAuthorizationException(Set.of(topic.name()))));
+        continue;
+      }
       Map<String, String> configs = new HashMap<>();
       topic.configs().forEach(c -> configs.put(c.name(), c.value()));
       try {
@@ -138,6 +164,16 @@ public final class TopicAdminHandler {
               }
               return new CreateTopicsResponse(data);
             });
+  }
+
+  /**
+   * Whether the request may create a topic: CREATE on the cluster, or on the topic, as Kafka's
+   * controller and its auto-creation check.
+   */
+  Predicate<String> creatable(RequestContext context) {
+    boolean onCluster = authorization.allowedOnCluster(context, AclOperation.CREATE);
+    Predicate<String> onTopic = authorization.on(context, AclOperation.CREATE, ResourceType.TOPIC);
+    return name -> onCluster || onTopic.test(name);
   }
 
   private static CreateTopicsResponse refuseAll(CreateTopicsRequest create, String why) {
@@ -270,8 +306,10 @@ public final class TopicAdminHandler {
   }
 
   CompletableFuture<CreatePartitionsResponse> createPartitions(
-      RequestHeader header, AbstractRequest request) {
+      RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     CreatePartitionsRequestData data = ((CreatePartitionsRequest) request).data();
+    Predicate<String> alterable = authorization.on(context, AclOperation.ALTER, ResourceType.TOPIC);
     if (partitionsAdded(data) > MAX_PARTITIONS_PER_REQUEST) {
       CreatePartitionsResponseData refused = new CreatePartitionsResponseData();
       for (CreatePartitionsTopic topic : data.topics()) {
@@ -288,14 +326,17 @@ public final class TopicAdminHandler {
     List<CompletableFuture<CreatePartitionsTopicResult>> results = new ArrayList<>();
     for (CreatePartitionsTopic topic : data.topics()) {
       CompletableFuture<TopicMetadata> grown =
-          CompletableFuture.supplyAsync(
-              () ->
-                  grow(
-                      topic.name(),
-                      topic.count(),
-                      topic.assignments() != null,
-                      data.validateOnly()),
-              metadataExecutor);
+          !alterable.test(topic.name())
+              ? CompletableFuture.failedFuture(
+                  new TopicAuthorizationException(Set.of(topic.name())))
+              : CompletableFuture.supplyAsync(
+                  () ->
+                      grow(
+                          topic.name(),
+                          topic.count(),
+                          topic.assignments() != null,
+                          data.validateOnly()),
+                  metadataExecutor);
       results.add(
           grown.handle(
               (t, e) -> {
@@ -358,14 +399,24 @@ public final class TopicAdminHandler {
     return metadata.addPartitions(name, count);
   }
 
-  CompletableFuture<DeleteTopicsResponse> delete(RequestHeader header, AbstractRequest request) {
+  CompletableFuture<DeleteTopicsResponse> delete(RequestContext context, AbstractRequest request) {
+    RequestHeader header = context.header;
     DeleteTopicsRequest delete = (DeleteTopicsRequest) request;
+    Predicate<String> describable =
+        authorization.on(context, AclOperation.DESCRIBE, ResourceType.TOPIC);
+    Predicate<String> deletable =
+        authorization.on(context, AclOperation.DELETE, ResourceType.TOPIC);
     List<CompletableFuture<DeletableTopicResult>> results = new ArrayList<>();
     for (DeleteTopicState state : delete.topics()) {
       String name = state.name();
+      boolean mayDescribe = describable.test(name);
+      boolean mayDelete = deletable.test(name);
       CompletableFuture<TopicMetadata> deleted =
           CompletableFuture.supplyAsync(
               () -> {
+                if (!mayDescribe) {
+                  throw new TopicAuthorizationException(Set.of(name));
+                }
                 TopicMetadata topic =
                     metadata
                         .topic(name)
@@ -373,6 +424,9 @@ public final class TopicAdminHandler {
                             () ->
                                 new UnknownTopicOrPartitionException(
                                     "Topic '" + name + "' does not exist"));
+                if (!mayDelete) {
+                  throw new TopicAuthorizationException(Set.of(name));
+                }
                 metadata.deleteTopic(name);
                 return topic;
               },

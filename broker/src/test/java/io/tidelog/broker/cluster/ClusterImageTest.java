@@ -27,6 +27,7 @@ class ClusterImageTest {
         HashTreePMap.empty(),
         HashTreePMap.from(partitions),
         HashTreePMap.empty(),
+        HashTreePMap.empty(),
         HashTreePMap.empty());
   }
 
