@@ -230,7 +230,7 @@ public final class Broker implements AutoCloseable {
               boolean alive = request.path().equals("/healthz");
               request.response().setStatusCode(alive ? 200 : 503).end(alive ? "ok" : "starting");
             })
-        .listen(config.httpPort(), config.listeners().bound().get(0).host());
+        .listen(config.httpPort(), config.httpHost());
   }
 
   /**
@@ -241,7 +241,7 @@ public final class Broker implements AutoCloseable {
     long backoffMs = ETCD_RETRY_FIRST_MS;
     while (true) {
       try {
-        return MetadataStore.connect(config.etcdEndpoints(), config.clusterId());
+        return MetadataStore.connect(config.etcd(), config.clusterId());
       } catch (TimeoutException e) {
         LOG.warn("{}; retrying in {} s", e.getMessage(), backoffMs / 1000);
         Thread.sleep(backoffMs);
@@ -389,7 +389,6 @@ public final class Broker implements AutoCloseable {
                   return null;
                 },
                 false));
-    Listener listener = listeners.bound().get(0);
     http =
         vertx
             .createHttpServer()
@@ -403,33 +402,25 @@ public final class Broker implements AutoCloseable {
                             .response()
                             .setStatusCode(ready ? 200 : 503)
                             .end(ready ? "ready" : "starting");
-                    case "/status" ->
-                        Future.fromCompletionStage(
-                                replicas.replicaStatuses(), vertx.getOrCreateContext())
-                            .onSuccess(
-                                statuses ->
-                                    request
-                                        .response()
-                                        .putHeader("content-type", "text/plain; charset=utf-8")
-                                        .end(statusText(statuses)))
-                            .onFailure(
-                                e -> request.response().setStatusCode(500).end(e.toString()));
-                    case "/lag" ->
-                        Future.fromCompletionStage(
-                                groups.lag(leaderOffsets::highWatermarks),
-                                vertx.getOrCreateContext())
-                            .onSuccess(
-                                lags ->
-                                    request
-                                        .response()
-                                        .putHeader("content-type", "text/plain; charset=utf-8")
-                                        .end(lagText(lags)))
-                            .onFailure(
-                                e -> request.response().setStatusCode(500).end(e.toString()));
+                    case "/status", "/lag" -> {
+                      if (!statusAllowed(
+                          config.httpStatusRemoteEnable(), request.remoteAddress().hostAddress())) {
+                        request
+                            .response()
+                            .setStatusCode(403)
+                            .end(
+                                "/status and /lag answer only loopback clients; see "
+                                    + BrokerConfig.HTTP_STATUS_REMOTE_ENABLE);
+                      } else if (request.path().equals("/status")) {
+                        statusPage(request);
+                      } else {
+                        lagPage(request);
+                      }
+                    }
                     default -> request.response().setStatusCode(404).end();
                   }
                 });
-    await(http.listen(config.httpPort(), listener.host()));
+    await(http.listen(config.httpPort(), config.httpHost()));
     vertx.setPeriodic(RETENTION_CHECK_INTERVAL_MS, id -> replicas.runLogMaintenance());
     if (config.logCleanerEnable()) {
       cleaner =
@@ -448,6 +439,44 @@ public final class Broker implements AutoCloseable {
             .map(l -> l.name() + "://" + l.host() + ":" + l.port() + " (" + l.protocol() + ")")
             .collect(Collectors.joining(", ")),
         config.httpPort());
+  }
+
+  /**
+   * Whether {@code /status} and {@code /lag} answer a client at {@code address} (an IP literal): on
+   * loopback always, beyond it only with {@code tidelog.http.status.remote.enable}.
+   */
+  static boolean statusAllowed(boolean remoteEnable, String address) {
+    if (remoteEnable) {
+      return true;
+    }
+    try {
+      return java.net.InetAddress.getByName(address).isLoopbackAddress(); // a literal: no lookup
+    } catch (java.net.UnknownHostException e) {
+      return false;
+    }
+  }
+
+  private void statusPage(io.vertx.core.http.HttpServerRequest request) {
+    Future.fromCompletionStage(replicas.replicaStatuses(), vertx.getOrCreateContext())
+        .onSuccess(
+            statuses ->
+                request
+                    .response()
+                    .putHeader("content-type", "text/plain; charset=utf-8")
+                    .end(statusText(statuses)))
+        .onFailure(e -> request.response().setStatusCode(500).end(e.toString()));
+  }
+
+  private void lagPage(io.vertx.core.http.HttpServerRequest request) {
+    Future.fromCompletionStage(
+            groups.lag(leaderOffsets::highWatermarks), vertx.getOrCreateContext())
+        .onSuccess(
+            lags ->
+                request
+                    .response()
+                    .putHeader("content-type", "text/plain; charset=utf-8")
+                    .end(lagText(lags)))
+        .onFailure(e -> request.response().setStatusCode(500).end(e.toString()));
   }
 
   private void exportMetrics(BrokerConfig config) {

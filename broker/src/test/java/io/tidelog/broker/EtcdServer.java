@@ -23,17 +23,50 @@ public final class EtcdServer implements AutoCloseable {
   private final Path dataDir;
   private final int clientPort;
   private final int peerPort;
+  private final int healthPort;
+
+  /** etcd's TLS flags (--cert-file, --key-file, --trusted-ca-file, --client-cert-auth), or none. */
+  private final List<String> tlsFlags;
+
   private Process process;
 
-  private EtcdServer(Path dataDir, int clientPort, int peerPort) {
+  private EtcdServer(
+      Path dataDir, int clientPort, int peerPort, int healthPort, List<String> tlsFlags) {
     this.dataDir = dataDir;
     this.clientPort = clientPort;
     this.peerPort = peerPort;
+    this.healthPort = healthPort;
+    this.tlsFlags = tlsFlags;
   }
 
   public static EtcdServer start(Path dir) throws Exception {
     Files.createDirectories(dir);
-    EtcdServer etcd = new EtcdServer(dir.resolve("data"), freePort(), freePort());
+    EtcdServer etcd =
+        new EtcdServer(dir.resolve("data"), freePort(), freePort(), freePort(), List.of());
+    etcd.start();
+    return etcd;
+  }
+
+  /**
+   * An etcd that serves clients over TLS with {@code certFile} and {@code keyFile} and takes only
+   * clients whose certificate {@code caFile} signed.
+   */
+  static EtcdServer startTls(Path dir, Path caFile, Path certFile, Path keyFile) throws Exception {
+    Files.createDirectories(dir);
+    EtcdServer etcd =
+        new EtcdServer(
+            dir.resolve("data"),
+            freePort(),
+            freePort(),
+            freePort(),
+            List.of(
+                "--cert-file",
+                certFile.toString(),
+                "--key-file",
+                keyFile.toString(),
+                "--trusted-ca-file",
+                caFile.toString(),
+                "--client-cert-auth"));
     etcd.start();
     return etcd;
   }
@@ -44,29 +77,34 @@ public final class EtcdServer implements AutoCloseable {
   }
 
   public String endpoint() {
-    return "http://127.0.0.1:" + clientPort;
+    return (tlsFlags.isEmpty() ? "http" : "https") + "://127.0.0.1:" + clientPort;
   }
 
   void start() throws Exception {
     String peer = "http://127.0.0.1:" + peerPort;
+    List<String> command =
+        new java.util.ArrayList<>(
+            List.of(
+                "etcd",
+                "--name",
+                "test",
+                "--data-dir",
+                dataDir.toString(),
+                "--listen-client-urls",
+                endpoint(),
+                "--advertise-client-urls",
+                endpoint(),
+                "--listen-metrics-urls",
+                "http://127.0.0.1:" + healthPort,
+                "--listen-peer-urls",
+                peer,
+                "--initial-advertise-peer-urls",
+                peer,
+                "--initial-cluster",
+                "test=" + peer));
+    command.addAll(tlsFlags);
     process =
-        new ProcessBuilder(
-                List.of(
-                    "etcd",
-                    "--name",
-                    "test",
-                    "--data-dir",
-                    dataDir.toString(),
-                    "--listen-client-urls",
-                    endpoint(),
-                    "--advertise-client-urls",
-                    endpoint(),
-                    "--listen-peer-urls",
-                    peer,
-                    "--initial-advertise-peer-urls",
-                    peer,
-                    "--initial-cluster",
-                    "test=" + peer))
+        new ProcessBuilder(command)
             .redirectErrorStream(true)
             .redirectOutput(
                 ProcessBuilder.Redirect.appendTo(dataDir.resolveSibling("etcd.log").toFile()))
@@ -84,7 +122,7 @@ public final class EtcdServer implements AutoCloseable {
       try {
         HttpResponse<String> health =
             http.send(
-                HttpRequest.newBuilder(URI.create(endpoint() + "/health"))
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + healthPort + "/health"))
                     .timeout(Duration.ofSeconds(1))
                     .build(),
                 HttpResponse.BodyHandlers.ofString());

@@ -92,6 +92,25 @@ final class TestCertificates {
       return write(store, file);
     }
 
+    /** The certificate alone as PEM, as etcd's --cert-file reads it. */
+    Path writeCertificatePem(Path file) throws Exception {
+      StringWriter text = new StringWriter();
+      try (JcaPEMWriter pem = new JcaPEMWriter(text)) {
+        pem.writeObject(certificate);
+      }
+      return replace(file, text.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    }
+
+    /** The key alone as unencrypted PKCS#8 PEM, as etcd's --key-file reads it. */
+    Path writeKeyPem(Path file) throws Exception {
+      StringWriter text = new StringWriter();
+      try (JcaPEMWriter pem = new JcaPEMWriter(text)) {
+        pem.writeObject(
+            new org.bouncycastle.openssl.jcajce.JcaPKCS8Generator(key.getPrivate(), null));
+      }
+      return replace(file, text.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    }
+
     /**
      * The key (PKCS8, unencrypted) and its chain in one PEM file, as ssl.keystore.type=PEM reads.
      */

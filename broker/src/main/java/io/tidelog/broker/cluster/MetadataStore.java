@@ -117,12 +117,21 @@ public final class MetadataStore implements AutoCloseable {
    * @throws TimeoutException naming the endpoints when etcd does not answer
    */
   public static MetadataStore connect(List<String> endpoints, String clusterId) {
-    return connect(endpoints, clusterId, DEFAULT_PAGE_KEYS);
+    return connect(EtcdSettings.plain(endpoints), clusterId, DEFAULT_PAGE_KEYS);
   }
 
-  /** As {@link #connect(List, String)}, reading the metadata in pages of {@code pageKeys} keys. */
-  static MetadataStore connect(List<String> endpoints, String clusterId, int pageKeys) {
-    Client client = Client.builder().endpoints(endpoints.toArray(String[]::new)).build();
+  /** Connects to etcd with {@code settings}: TLS, a client certificate, a user. */
+  public static MetadataStore connect(EtcdSettings settings, String clusterId) {
+    return connect(settings, clusterId, DEFAULT_PAGE_KEYS);
+  }
+
+  /**
+   * As {@link #connect(EtcdSettings, String)}, reading the metadata in pages of {@code pageKeys}
+   * keys.
+   */
+  static MetadataStore connect(EtcdSettings settings, String clusterId, int pageKeys) {
+    List<String> endpoints = settings.endpoints();
+    Client client = settings.client();
     MetadataStore store = new MetadataStore(client, "/tidelog/" + clusterId + "/", pageKeys);
     try {
       // No overall deadline: every page read has its own, and a large cluster takes many pages

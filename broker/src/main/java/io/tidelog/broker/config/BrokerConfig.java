@@ -11,8 +11,10 @@ import static org.apache.kafka.common.config.ConfigDef.Type.DOUBLE;
 import static org.apache.kafka.common.config.ConfigDef.Type.INT;
 import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
 import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
+import static org.apache.kafka.common.config.ConfigDef.Type.PASSWORD;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
+import io.tidelog.broker.cluster.EtcdSettings;
 import io.tidelog.broker.group.GroupConfig;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.network.ListenerLimits;
@@ -29,6 +31,7 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
+import org.apache.kafka.common.config.types.Password;
 
 /**
  * The broker's settings, under Kafka's {@code server.properties} names and defaults, from a file
@@ -101,11 +104,35 @@ public final class BrokerConfig {
 
   private static final String ETCD_PREFIX = "tidelog.etcd.";
 
+  /** Tidelog's own: the CA (PEM) that signed etcd's certificate, for https:// endpoints. */
+  public static final String ETCD_TLS_CA_FILE = "tidelog.etcd.tls.ca.file";
+
+  /** Tidelog's own: the broker's client certificate (PEM) for etcd's --client-cert-auth. */
+  public static final String ETCD_TLS_CERT_FILE = "tidelog.etcd.tls.cert.file";
+
+  /** Tidelog's own: the key (PEM, PKCS#8) of the client certificate. */
+  public static final String ETCD_TLS_KEY_FILE = "tidelog.etcd.tls.key.file";
+
+  /** Tidelog's own: the etcd user, when etcd's authentication is on. */
+  public static final String ETCD_USER = "tidelog.etcd.user";
+
+  /** Tidelog's own: the etcd user's password. */
+  public static final String ETCD_PASSWORD = "tidelog.etcd.password";
+
   /**
    * Tidelog's own: the HTTP port of {@code /metrics}, {@code /healthz} and {@code /readyz}; 0 picks
    * a free one.
    */
   public static final String HTTP_PORT = "tidelog.http.port";
+
+  /** Tidelog's own: the address the HTTP port binds; by default the host of the first listener. */
+  public static final String HTTP_HOST = "tidelog.http.host";
+
+  /**
+   * Tidelog's own: whether {@code /status} and {@code /lag}, which name topics, groups and replica
+   * state, answer clients that are not on loopback. Off by default: they answer 403.
+   */
+  public static final String HTTP_STATUS_REMOTE_ENABLE = "tidelog.http.status.remote.enable";
 
   /**
    * Tidelog's own: whether {@code /metrics} has series per partition (log offsets and size, group
@@ -460,12 +487,45 @@ public final class BrokerConfig {
                 LOW,
                 "The largest metadata string of a committed offset.")
             .define(
+                ETCD_TLS_CA_FILE,
+                STRING,
+                null,
+                MEDIUM,
+                "The CA (PEM) that signed etcd's certificate; by default the JVM's trusted CAs.")
+            .define(
+                ETCD_TLS_CERT_FILE,
+                STRING,
+                null,
+                MEDIUM,
+                "This broker's client certificate (PEM) for etcd's --client-cert-auth.")
+            .define(
+                ETCD_TLS_KEY_FILE,
+                STRING,
+                null,
+                MEDIUM,
+                "The key (PEM, PKCS#8) of tidelog.etcd.tls.cert.file.")
+            .define(ETCD_USER, STRING, null, MEDIUM, "The etcd user, when etcd's auth is on.")
+            .define(ETCD_PASSWORD, PASSWORD, null, MEDIUM, "The etcd user's password.")
+            .define(
                 HTTP_PORT,
                 INT,
                 8080,
                 between(0, 65535),
                 MEDIUM,
-                "The port of /metrics, /healthz and /readyz.")
+                "The port of /metrics, /healthz and /readyz (and /status and /lag).")
+            .define(
+                HTTP_HOST,
+                STRING,
+                null,
+                MEDIUM,
+                "The address the HTTP port binds; by default the first listener's host.")
+            .define(
+                HTTP_STATUS_REMOTE_ENABLE,
+                BOOLEAN,
+                false,
+                MEDIUM,
+                "Whether /status and /lag answer clients beyond loopback; they name topics,"
+                    + " groups and replica state, so by default only local ones.")
             .define(
                 METRICS_PARTITION_ENABLE,
                 BOOLEAN,
@@ -556,6 +616,7 @@ public final class BrokerConfig {
     config.queuedMaxRequestBytes(); // refuses a budget the largest request cannot fit in
     config.listeners().bound().forEach(config::security); // refuses what does not add up
     config.authorizerConfigs();
+    config.etcd();
     return config;
   }
 
@@ -690,8 +751,20 @@ public final class BrokerConfig {
     return (String) values.get(BROKER_RACK);
   }
 
-  public List<String> etcdEndpoints() {
-    return list(ETCD_ENDPOINTS);
+  /** How to reach etcd: its URLs, TLS files and user. */
+  public EtcdSettings etcd() {
+    if ((values.get(ETCD_TLS_CERT_FILE) == null) != (values.get(ETCD_TLS_KEY_FILE) == null)) {
+      throw new ConfigException(
+          ETCD_TLS_CERT_FILE + " and " + ETCD_TLS_KEY_FILE + " are set together, or neither");
+    }
+    Password password = (Password) values.get(ETCD_PASSWORD);
+    return new EtcdSettings(
+        list(ETCD_ENDPOINTS),
+        (String) values.get(ETCD_TLS_CA_FILE),
+        (String) values.get(ETCD_TLS_CERT_FILE),
+        (String) values.get(ETCD_TLS_KEY_FILE),
+        (String) values.get(ETCD_USER),
+        password == null ? null : password.value());
   }
 
   public int brokerSessionTimeoutMs() {
@@ -760,6 +833,15 @@ public final class BrokerConfig {
 
   public int httpPort() {
     return (Integer) values.get(HTTP_PORT);
+  }
+
+  public String httpHost() {
+    String host = (String) values.get(HTTP_HOST);
+    return host != null ? host : listeners().bound().get(0).host();
+  }
+
+  public boolean httpStatusRemoteEnable() {
+    return (Boolean) values.get(HTTP_STATUS_REMOTE_ENABLE);
   }
 
   public boolean metricsPartitionEnable() {

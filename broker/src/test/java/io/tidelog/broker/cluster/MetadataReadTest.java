@@ -61,7 +61,8 @@ class MetadataReadTest {
             .containsEntry("padding", padding);
       }
       // Pages from 7 keys: many pages, one snapshot
-      try (MetadataStore reader = MetadataStore.connect(List.of(etcd.endpoint()), "big", 7)) {
+      try (MetadataStore reader =
+          MetadataStore.connect(EtcdSettings.plain(List.of(etcd.endpoint())), "big", 7)) {
         assertThat(reader.image().topics()).hasSize(600);
         assertThat(reader.image().revision()).isEqualTo(writer.image().revision());
       }

@@ -1,0 +1,116 @@
+package io.tidelog.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.auth.Permission;
+import io.tidelog.broker.cluster.EtcdSettings;
+import io.tidelog.broker.cluster.MetadataStore;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.KafkaException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A broker whose etcd serves only TLS clients with a certificate of its CA (--client-cert-auth) and
+ * has user authentication on: with the tidelog.etcd.tls.* files and user it runs; without the
+ * certificate, or with a wrong password, it cannot read the metadata.
+ */
+class EtcdSecurityIT {
+  private static final String PASSWORD = "etcd-root-secret";
+  @TempDir static Path dir;
+  static EtcdServer etcd;
+  static Path caPem;
+  static Path clientCert;
+  static Path clientKey;
+
+  @BeforeAll
+  static void start() throws Exception {
+    TestCertificates.Authority ca = TestCertificates.authority("etcd-ca");
+    caPem = ca.writePem(dir.resolve("ca.pem"));
+    TestCertificates.Issued server = ca.issue("etcd");
+    TestCertificates.Issued client = ca.issue("root");
+    clientCert = client.writeCertificatePem(dir.resolve("client.pem"));
+    clientKey = client.writeKeyPem(dir.resolve("client-key.pem"));
+    etcd =
+        EtcdServer.startTls(
+            dir.resolve("etcd"),
+            caPem,
+            server.writeCertificatePem(dir.resolve("server.pem")),
+            server.writeKeyPem(dir.resolve("server-key.pem")));
+    try (Client admin =
+        Client.builder()
+            .endpoints(etcd.endpoint())
+            .sslContext(
+                tls ->
+                    tls.trustManager(caPem.toFile())
+                        .keyManager(clientCert.toFile(), clientKey.toFile()))
+            .build()) {
+      ByteSequence root = bytes("root");
+      admin.getAuthClient().userAdd(root, bytes(PASSWORD)).get();
+      admin.getAuthClient().roleAdd(root).get();
+      admin.getAuthClient().userGrantRole(root, root).get();
+      admin
+          .getAuthClient()
+          .roleGrantPermission(root, bytes("\0"), bytes("\0"), Permission.Type.READWRITE)
+          .get();
+      admin.getAuthClient().authEnable().get();
+    }
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    etcd.close();
+  }
+
+  private static ByteSequence bytes(String text) {
+    return ByteSequence.from(text, StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void aBrokerWithTheCertificateAndTheUserRunsOnTlsEtcd() throws Exception {
+    Map<String, String> config = new HashMap<>();
+    config.put("tidelog.etcd.endpoints", etcd.endpoint());
+    config.put("tidelog.etcd.tls.ca.file", caPem.toString());
+    config.put("tidelog.etcd.tls.cert.file", clientCert.toString());
+    config.put("tidelog.etcd.tls.key.file", clientKey.toString());
+    config.put("tidelog.etcd.user", "root");
+    config.put("tidelog.etcd.password", PASSWORD);
+    try (TestBroker broker = TestBroker.start(dir.resolve("logs"), config);
+        Admin admin =
+            Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap()))) {
+      admin.createTopics(List.of(new NewTopic("over-tls", 3, (short) 1))).all().get();
+      assertThat(admin.listTopics().names().get()).contains("over-tls");
+    }
+  }
+
+  @Test
+  void withoutTheClientCertificateOrWithAWrongPasswordTheMetadataIsRefused() {
+    EtcdSettings noCertificate =
+        new EtcdSettings(List.of(etcd.endpoint()), caPem.toString(), null, null, "root", PASSWORD);
+    EtcdSettings wrongPassword =
+        new EtcdSettings(
+            List.of(etcd.endpoint()),
+            caPem.toString(),
+            clientCert.toString(),
+            clientKey.toString(),
+            "root",
+            "wrong");
+    for (EtcdSettings settings : List.of(noCertificate, wrongPassword)) {
+      assertThrows(KafkaException.class, () -> MetadataStore.connect(settings, "refused").close());
+    }
+    assertThat(new File(clientKey.toString())).exists();
+  }
+}
