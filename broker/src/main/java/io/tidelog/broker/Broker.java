@@ -9,6 +9,7 @@ import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.Controller;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
+import io.tidelog.broker.cluster.UserScramCredential;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.Listener;
 import io.tidelog.broker.config.Listeners;
@@ -24,6 +25,7 @@ import io.tidelog.broker.network.PeerListener;
 import io.tidelog.broker.network.SocketServer;
 import io.tidelog.broker.protocol.AclsHandler;
 import io.tidelog.broker.protocol.BrokerApis;
+import io.tidelog.broker.protocol.ClientQuotasHandler;
 import io.tidelog.broker.protocol.ConfigsHandler;
 import io.tidelog.broker.protocol.FetchHandler;
 import io.tidelog.broker.protocol.GroupHandler;
@@ -35,12 +37,14 @@ import io.tidelog.broker.protocol.RequestDispatcher;
 import io.tidelog.broker.protocol.ScramCredentialsHandler;
 import io.tidelog.broker.protocol.TopicAdminHandler;
 import io.tidelog.broker.protocol.TopicMetrics;
+import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.replica.ReplicaStatus;
 import io.tidelog.broker.security.Authorization;
 import io.tidelog.broker.security.ListenerSecurity;
+import io.tidelog.broker.security.ScramCredentialSpec;
 import io.tidelog.broker.security.ScramCredentials;
 import io.tidelog.broker.security.SslEngineSource;
 import io.vertx.core.Future;
@@ -60,6 +64,8 @@ import java.util.stream.Collectors;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.security.scram.ScramCredential;
 import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 import org.apache.kafka.common.utils.Time;
@@ -106,6 +112,11 @@ public final class Broker implements AutoCloseable {
   private final PrometheusRegistry registry;
   private final Map<String, ListenerSecurity> security;
   private final Authorization authorization;
+  private final Quotas quotas;
+
+  /** The byte-rate quotas, and the Kafka metrics their rates live in. */
+  private record Quotas(Metrics metrics, ClientQuotaManager produce, ClientQuotaManager fetch) {}
+
   private PeerListener peers;
   private ReplicaFetchers fetchers;
   private GroupCoordinator groups;
@@ -125,7 +136,9 @@ public final class Broker implements AutoCloseable {
       ExecutorService metadataExecutor,
       Map<String, ListenerSecurity> security,
       Authorization authorization,
-      PrometheusRegistry registry) {
+      PrometheusRegistry registry,
+      Quotas quotas) {
+    this.quotas = quotas;
     this.vertx = vertx;
     this.registry = registry;
     this.security = security;
@@ -137,8 +150,23 @@ public final class Broker implements AutoCloseable {
   }
 
   public static Broker start(BrokerConfig config) throws Exception {
+    return start(config, List.of());
+  }
+
+  /**
+   * Starts the broker, first storing each of {@code addScram} that etcd does not hold yet (as
+   * Kafka's {@code kafka-storage format --add-scram}): a credential once stored, or since changed
+   * with AlterUserScramCredentials, is never overwritten.
+   */
+  public static Broker start(BrokerConfig config, List<ScramCredentialSpec> addScram)
+      throws Exception {
     ScramCredentials scram = new ScramCredentials();
     PrometheusRegistry registry = new PrometheusRegistry();
+    Metrics quotaMetrics = new Metrics(new MetricConfig(), List.of(), Time.SYSTEM, true);
+    ClientQuotaManager produceQuota =
+        new ClientQuotaManager("producer_byte_rate", quotaMetrics, Time.SYSTEM);
+    ClientQuotaManager fetchQuota =
+        new ClientQuotaManager("consumer_byte_rate", quotaMetrics, Time.SYSTEM);
     Authorization authorization =
         config
             .authorizerConfigs()
@@ -164,6 +192,12 @@ public final class Broker implements AutoCloseable {
               loadScramCredentials(image, scram);
             }
           });
+      for (ScramCredentialSpec spec : addScram) {
+        boolean added =
+            metadata.putScramCredentialIfAbsent(
+                new UserScramCredential(spec.user(), spec.mechanism(), spec.credential()));
+        LOG.info("{}: {}", spec, added ? "added" : "already there, left as it is");
+      }
       loadScramCredentials(metadata.image(), scram);
       metadata.addListener(
           (image, delta) -> {
@@ -172,6 +206,15 @@ public final class Broker implements AutoCloseable {
             }
           });
       authorization.load(metadata.image().revision(), metadata.image().acls());
+      metadata.addListener(
+          (image, delta) -> {
+            if (delta.everything() || delta.quotas()) {
+              produceQuota.update(image.quotas());
+              fetchQuota.update(image.quotas());
+            }
+          });
+      produceQuota.update(metadata.image().quotas());
+      fetchQuota.update(metadata.image().quotas());
       logManager =
           LogManager.start(
               config.logDirs(),
@@ -202,7 +245,8 @@ public final class Broker implements AutoCloseable {
             metadataExecutor,
             security,
             authorization,
-            registry);
+            registry,
+            new Quotas(quotaMetrics, produceQuota, fetchQuota));
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
     try {
@@ -347,15 +391,17 @@ public final class Broker implements AutoCloseable {
     BrokerApis apis =
         new BrokerApis(
             new MetadataHandler(config, metadata, topics, authorization),
-            new ProduceHandler(replicas, topicMetrics, authorization),
-            new FetchHandler(replicas, topicMetrics, config.fetchMaxBytes(), authorization),
+            new ProduceHandler(replicas, topicMetrics, authorization, quotas.produce()),
+            new FetchHandler(
+                replicas, topicMetrics, config.fetchMaxBytes(), authorization, quotas.fetch()),
             new OffsetsHandler(replicas, authorization),
             topics,
             new ConfigsHandler(config, metadata, metadataExecutor, authorization),
             new ProducerIdHandler(metadata, metadataExecutor, authorization),
             new GroupHandler(config.groupConfig(), metadata, topics, groups, authorization),
             new ScramCredentialsHandler(metadata, metadataExecutor, authorization),
-            new AclsHandler(metadata, authorization, metadataExecutor));
+            new AclsHandler(metadata, authorization, metadataExecutor),
+            new ClientQuotasHandler(metadata, metadataExecutor, authorization));
     AuthenticationMetrics authentications = new AuthenticationMetrics(registry);
     server =
         new SocketServer(
@@ -610,6 +656,7 @@ public final class Broker implements AutoCloseable {
     if (http != null) {
       await(http.close());
     }
+    quotas.metrics().close();
     if (groups != null) {
       groups.close();
     }
@@ -647,13 +694,24 @@ public final class Broker implements AutoCloseable {
 
   /** Runs a broker in the foreground: {@code Broker --config server.properties}. */
   public static void main(String[] args) throws Exception {
-    if (args.length != 2 || !args[0].equals("--config")) {
-      System.err.println("usage: tidelog broker --config <server.properties>");
+    String usage =
+        "usage: tidelog broker --config <server.properties>"
+            + " [--add-scram 'SCRAM-SHA-512=[name=USER,password=PASSWORD]']...";
+    if (args.length < 2 || args.length % 2 != 0 || !args[0].equals("--config")) {
+      System.err.println(usage);
       System.exit(2);
     }
     BrokerConfig config;
+    List<ScramCredentialSpec> addScram = new java.util.ArrayList<>();
     try {
       config = BrokerConfig.load(Path.of(args[1]), System.getenv());
+      for (int i = 2; i < args.length; i += 2) {
+        if (!args[i].equals("--add-scram")) {
+          System.err.println(usage);
+          System.exit(2);
+        }
+        addScram.add(ScramCredentialSpec.parse(args[i + 1]));
+      }
     } catch (ConfigException e) {
       System.err.println("Invalid configuration in " + args[1] + ": " + e.getMessage());
       System.exit(2);
@@ -661,7 +719,7 @@ public final class Broker implements AutoCloseable {
     }
     Broker broker;
     try {
-      broker = start(config);
+      broker = start(config, addScram);
     } catch (Exception e) {
       LOG.error("The broker failed to start", e);
       System.exit(1);

@@ -89,6 +89,38 @@ final class ApacheKafka implements AutoCloseable {
     }
   }
 
+  /** What a Kafka tool printed (stdout and stderr) and its exit status. */
+  record ToolRun(int exitStatus, String output) {}
+
+  /**
+   * Runs a Kafka CLI tool ({@code org.apache.kafka.tools.AclCommand}, {@code
+   * kafka.admin.ConfigCommand}, ...) from Kafka's jars, with {@code input} on its stdin.
+   */
+  static ToolRun tool(String input, String... classAndArgs) throws Exception {
+    List<String> command =
+        new ArrayList<>(List.of(REPO.resolve("bench/kafka-cluster").toString(), "tools"));
+    command.addAll(List.of(classAndArgs));
+    Path output = Files.createTempFile("kafka-tool", ".log");
+    try {
+      Process process =
+          new ProcessBuilder(command)
+              .directory(REPO.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(output.toFile())
+              .start();
+      try (var stdin = process.getOutputStream()) {
+        stdin.write(input.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      }
+      if (!process.waitFor(START_TIMEOUT_S, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        throw new IllegalStateException(command + " did not finish in " + START_TIMEOUT_S + " s");
+      }
+      return new ToolRun(process.exitValue(), Files.readString(output));
+    } finally {
+      Files.deleteIfExists(output);
+    }
+  }
+
   @Override
   public void close() throws Exception {
     run(120, "down", dir.toString());

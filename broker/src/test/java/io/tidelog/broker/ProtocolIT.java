@@ -122,7 +122,9 @@ class ProtocolIT {
           DESCRIBE_ACLS,
           DELETE_ACLS,
           DESCRIBE_USER_SCRAM_CREDENTIALS,
-          ALTER_USER_SCRAM_CREDENTIALS ->
+          ALTER_USER_SCRAM_CREDENTIALS,
+          DESCRIBE_CLIENT_QUOTAS,
+          ALTER_CLIENT_QUOTAS ->
           java.util.Set.copyOf(SampleSecurityRequests.expectedErrors(api));
       default -> java.util.Set.copyOf(SampleGroupRequests.expectedErrors(api));
     };

@@ -194,7 +194,9 @@ final class SampleRequests {
           ALTER_USER_SCRAM_CREDENTIALS,
           CREATE_ACLS,
           DESCRIBE_ACLS,
-          DELETE_ACLS ->
+          DELETE_ACLS,
+          DESCRIBE_CLIENT_QUOTAS,
+          ALTER_CLIENT_QUOTAS ->
           SampleSecurityRequests.of(api, v, topic);
       default -> SampleGroupRequests.of(api, v, topic);
     };

@@ -1,6 +1,7 @@
 package io.tidelog.broker;
 
 import java.util.List;
+import java.util.Map;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -15,11 +16,17 @@ import org.apache.kafka.common.message.SaslAuthenticateRequestData;
 import org.apache.kafka.common.message.SaslHandshakeRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AlterClientQuotasRequest;
 import org.apache.kafka.common.requests.AlterUserScramCredentialsRequest;
 import org.apache.kafka.common.requests.CreateAclsRequest;
 import org.apache.kafka.common.requests.DeleteAclsRequest;
 import org.apache.kafka.common.requests.DescribeAclsRequest;
+import org.apache.kafka.common.requests.DescribeClientQuotasRequest;
 import org.apache.kafka.common.requests.DescribeUserScramCredentialsRequest;
 import org.apache.kafka.common.requests.SaslAuthenticateRequest;
 import org.apache.kafka.common.requests.SaslHandshakeRequest;
@@ -73,6 +80,19 @@ final class SampleSecurityRequests {
           new DeleteAclsRequest.Builder(
                   new DeleteAclsRequestData()
                       .setFilters(List.of(DeleteAclsRequest.deleteAclsFilter(acl.toFilter()))))
+              .build(v);
+      case DESCRIBE_CLIENT_QUOTAS ->
+          new DescribeClientQuotasRequest.Builder(
+                  ClientQuotaFilter.containsOnly(
+                      List.of(ClientQuotaFilterComponent.ofEntityType(ClientQuotaEntity.USER))))
+              .build(v);
+      case ALTER_CLIENT_QUOTAS ->
+          new AlterClientQuotasRequest.Builder(
+                  List.of(
+                      new ClientQuotaAlteration(
+                          new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, topic + "-user")),
+                          List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 1e9)))),
+                  false)
               .build(v);
       default -> throw new AssertionError("advertised but not covered by this test: " + api);
     };

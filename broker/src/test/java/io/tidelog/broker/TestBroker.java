@@ -4,6 +4,7 @@ import io.tidelog.broker.config.BrokerConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.utils.Utils;
 
@@ -25,6 +26,15 @@ final class TestBroker implements AutoCloseable {
   }
 
   static TestBroker start(Path logDir, Map<String, String> overrides) throws Exception {
+    return start(logDir, overrides, List.of());
+  }
+
+  /** A broker that stores {@code addScram} before it serves, as --add-scram does. */
+  static TestBroker start(
+      Path logDir,
+      Map<String, String> overrides,
+      List<io.tidelog.broker.security.ScramCredentialSpec> addScram)
+      throws Exception {
     EtcdServer ownEtcd =
         overrides.containsKey(BrokerConfig.ETCD_ENDPOINTS)
             ? null
@@ -42,7 +52,8 @@ final class TestBroker implements AutoCloseable {
     }
     config.putAll(overrides);
     try {
-      return new TestBroker(Broker.start(BrokerConfig.parse(config)), port, httpPort, ownEtcd);
+      return new TestBroker(
+          Broker.start(BrokerConfig.parse(config), addScram), port, httpPort, ownEtcd);
     } catch (Exception e) {
       closeEtcd(ownEtcd);
       throw e;

@@ -4,11 +4,13 @@ import io.vertx.core.json.JsonObject;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.metadata.authorizer.StandardAcl;
 import org.pcollections.HashTreePMap;
 import org.pcollections.PMap;
@@ -25,6 +27,7 @@ import org.slf4j.LoggerFactory;
  * @param scramCredentials the SCRAM credentials under {@code scram/}, by {@code
  *     <mechanism>/<encoded user>}
  * @param acls the ACLs under {@code acls/}, by id
+ * @param quotas the client quotas under {@code quotas/}, by entity
  */
 public record ClusterImage(
     long revision,
@@ -33,7 +36,8 @@ public record ClusterImage(
     PMap<TopicPartition, PartitionState> partitions,
     PMap<String, Candidate> candidates,
     PMap<String, UserScramCredential> scramCredentials,
-    PMap<Uuid, StandardAcl> acls) {
+    PMap<Uuid, StandardAcl> acls,
+    PMap<ClientQuotaEntity, Map<String, Double>> quotas) {
   static final String BROKERS = "brokers/";
   static final String TOPICS = "topics/";
   static final String PARTITIONS = "partitions/";
@@ -43,6 +47,7 @@ public record ClusterImage(
   public static final ClusterImage EMPTY =
       new ClusterImage(
           0,
+          HashTreePMap.empty(),
           HashTreePMap.empty(),
           HashTreePMap.empty(),
           HashTreePMap.empty(),
@@ -114,6 +119,9 @@ public record ClusterImage(
     private PMap<String, Candidate> candidates;
     private PMap<String, UserScramCredential> scramCredentials;
     private PMap<Uuid, StandardAcl> acls;
+    private PMap<ClientQuotaEntity, Map<String, Double>> quotas;
+    private PMap<String, ClientQuotaEntity> quotaKeys;
+    private boolean quotasChanged;
     private final Set<Uuid> changedAcls = new HashSet<>();
     private boolean brokersChanged;
     private boolean scramChanged;
@@ -131,6 +139,9 @@ public record ClusterImage(
       candidates = image.candidates;
       scramCredentials = image.scramCredentials;
       acls = image.acls;
+      quotas = image.quotas;
+      quotaKeys = HashTreePMap.empty();
+      image.quotas.keySet().forEach(e -> quotaKeys = quotaKeys.plus(ClientQuotaRecord.key(e), e));
     }
 
     Builder revision(long newRevision) {
@@ -213,6 +224,14 @@ public record ClusterImage(
         Uuid id = Uuid.fromString(key.substring(AclRecord.PREFIX.length()));
         acls = put(acls, id, value == null ? null : AclRecord.fromJson(value));
         changed(changedAcls, id);
+      } else if (key.startsWith(ClientQuotaRecord.PREFIX)) {
+        ClientQuotaEntity entity =
+            value == null ? quotaKeys.get(key) : ClientQuotaRecord.entityOf(value);
+        if (entity != null) {
+          quotas = put(quotas, entity, value == null ? null : ClientQuotaRecord.valuesOf(value));
+          quotaKeys = put(quotaKeys, key, value == null ? null : entity);
+          quotasChanged = true;
+        }
       }
     }
 
@@ -243,7 +262,7 @@ public record ClusterImage(
 
     ClusterImage build() {
       return new ClusterImage(
-          revision, brokers, topics, partitions, candidates, scramCredentials, acls);
+          revision, brokers, topics, partitions, candidates, scramCredentials, acls, quotas);
     }
 
     /** What this builder changed in the image it started from. */
@@ -256,6 +275,7 @@ public record ClusterImage(
           brokersChanged,
           candidatesChanged,
           scramChanged,
+          quotasChanged,
           Set.copyOf(changedTopics),
           Set.copyOf(changedPartitions),
           Set.copyOf(changedAcls));

@@ -14,6 +14,7 @@ import org.apache.kafka.common.Uuid;
  * @param brokers whether a broker registration came, went or changed
  * @param candidates whether a controller candidate came or went
  * @param scramCredentials whether a SCRAM credential was written or deleted
+ * @param quotas whether a client quota was written or deleted
  * @param topics the topics created, changed or deleted
  * @param partitions the partitions whose state was written or deleted
  * @param acls the ACLs created or deleted
@@ -23,12 +24,13 @@ public record MetadataDelta(
     boolean brokers,
     boolean candidates,
     boolean scramCredentials,
+    boolean quotas,
     Set<String> topics,
     Set<TopicPartition> partitions,
     Set<Uuid> acls) {
   /** The delta of an image read whole. */
   public static final MetadataDelta EVERYTHING =
-      new MetadataDelta(true, true, true, true, Set.of(), Set.of(), Set.of());
+      new MetadataDelta(true, true, true, true, true, Set.of(), Set.of(), Set.of());
 
   /** Whether {@code tp}'s state or its topic changed. */
   public boolean touches(TopicPartition tp) {

@@ -46,6 +46,7 @@ import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 import org.apache.kafka.metadata.authorizer.StandardAcl;
 import org.slf4j.Logger;
@@ -418,6 +419,19 @@ public final class MetadataStore implements AutoCloseable {
     awaitRevision(response.getHeader().getRevision());
   }
 
+  /**
+   * Stores {@code credential} unless the user already has one of its mechanism; returns whether it
+   * was stored.
+   */
+  public boolean putScramCredentialIfAbsent(UserScramCredential credential) {
+    TxnResponse response =
+        transact(
+            List.of(new Cmp(key(credential.key()), Cmp.Op.EQUAL, CmpTarget.version(0))),
+            List.of(put(credential.key(), credential.toJson())));
+    awaitRevision(response.getHeader().getRevision());
+    return response.isSucceeded();
+  }
+
   /** Removes {@code user}'s credential of {@code mechanism}; returns whether there was one. */
   public boolean deleteScramCredential(String user, ScramMechanism mechanism) {
     String relative = UserScramCredential.PREFIX + UserScramCredential.imageKey(user, mechanism);
@@ -427,6 +441,43 @@ public final class MetadataStore implements AutoCloseable {
             List.of(Op.delete(key(relative), DeleteOption.DEFAULT)));
     awaitRevision(response.getHeader().getRevision());
     return response.isSucceeded();
+  }
+
+  /**
+   * Sets and removes values of {@code entity}'s client quota, on what is stored now (a
+   * compare-and-swap, retried if another broker changed it meanwhile); an entity left with no
+   * values is deleted.
+   */
+  public void alterClientQuota(
+      ClientQuotaEntity entity, Map<String, Double> set, Set<String> remove) {
+    ByteSequence key = key(ClientQuotaRecord.key(entity));
+    for (int attempt = 1; ; attempt++) {
+      GetResponse current = get(client.getKVClient().get(key));
+      Map<String, Double> values = new HashMap<>();
+      long modRevision = 0;
+      if (!current.getKvs().isEmpty()) {
+        KeyValue kv = current.getKvs().get(0);
+        values.putAll(ClientQuotaRecord.valuesOf(kv.getValue().toString(UTF_8)));
+        modRevision = kv.getModRevision();
+      }
+      values.putAll(set);
+      remove.forEach(values::remove);
+      Op write =
+          values.isEmpty()
+              ? Op.delete(key, DeleteOption.DEFAULT)
+              : put(ClientQuotaRecord.key(entity), ClientQuotaRecord.toJson(entity, values));
+      TxnResponse response =
+          transact(
+              List.of(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(modRevision))),
+              List.of(write));
+      if (response.isSucceeded()) {
+        awaitRevision(response.getHeader().getRevision());
+        return;
+      }
+      if (attempt == MAX_CAS_ATTEMPTS) {
+        throw new TimeoutException("The quota of " + entity + " kept changing under the update");
+      }
+    }
   }
 
   /** The most ACLs written in one etcd transaction, within etcd's default --max-txn-ops. */

@@ -60,6 +60,8 @@ final class KafkaConnection {
   private int pendingPosition;
   private boolean paused;
   private boolean awaitingMemory;
+  private boolean awaitingThrottle;
+  private long mutedUntilNanos;
   private boolean closed;
 
   /**
@@ -183,6 +185,30 @@ final class KafkaConnection {
             });
   }
 
+  /**
+   * Stops reading for {@code ms}, as Kafka mutes a throttled client's channel (KIP-219); a mute
+   * that ends later than the current one extends it.
+   */
+  private void throttle(long ms) {
+    long until = System.nanoTime() + ms * 1_000_000;
+    if (awaitingThrottle && until - mutedUntilNanos <= 0) {
+      return;
+    }
+    awaitingThrottle = true;
+    mutedUntilNanos = until;
+    pause();
+    context
+        .owner()
+        .setTimer(
+            ms,
+            id -> {
+              if (System.nanoTime() - mutedUntilNanos >= 0) {
+                awaitingThrottle = false;
+                maybeResume();
+              }
+            });
+  }
+
   private void releaseParts() {
     parts.forEach(memory::release);
     parts.clear();
@@ -227,6 +253,10 @@ final class KafkaConnection {
           return;
         }
       }
+      long muteMs = processor.takeMuteMs();
+      if (muteMs > 0) {
+        throttle(muteMs);
+      }
       if (processor.closeAfterResponses()) {
         closed = true;
         socket.pause();
@@ -252,7 +282,7 @@ final class KafkaConnection {
       pause();
       return;
     }
-    if (paused && !awaitingMemory && inFlight.size() < IN_FLIGHT_MAX) {
+    if (paused && !awaitingMemory && !awaitingThrottle && inFlight.size() < IN_FLIGHT_MAX) {
       paused = false;
       Buffer pending = pendingChunk;
       pendingChunk = null;

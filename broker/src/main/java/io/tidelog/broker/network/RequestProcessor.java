@@ -29,6 +29,14 @@ public interface RequestProcessor {
   }
 
   /**
+   * How long to stop reading from the connection once the responses so far are written, as Kafka
+   * mutes a throttled client's channel (KIP-219); taking it clears it.
+   */
+  default long takeMuteMs() {
+    return 0;
+  }
+
+  /**
    * Whether the connection closes once the responses so far are written, as after a failed
    * authentication.
    */

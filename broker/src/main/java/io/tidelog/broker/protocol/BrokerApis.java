@@ -11,4 +11,5 @@ public record BrokerApis(
     ProducerIdHandler producerIds,
     GroupHandler groups,
     ScramCredentialsHandler scramCredentials,
-    AclsHandler acls) {}
+    AclsHandler acls,
+    ClientQuotasHandler quotas) {}

@@ -74,6 +74,7 @@ final class ClientSession implements RequestProcessor {
   private KafkaPrincipal principal;
   private SaslServer saslServer;
   private long sessionExpiresAtMs = Long.MAX_VALUE;
+  private long muteMs;
 
   ClientSession(
       RequestDispatcher dispatcher,
@@ -126,6 +127,18 @@ final class ClientSession implements RequestProcessor {
   private boolean isSaslListener() {
     return channel.protocol() == SecurityProtocol.SASL_PLAINTEXT
         || channel.protocol() == SecurityProtocol.SASL_SSL;
+  }
+
+  /** Mutes the connection for {@code ms} after the response now being written (KIP-219). */
+  void mute(long ms) {
+    muteMs = Math.max(muteMs, ms);
+  }
+
+  @Override
+  public long takeMuteMs() {
+    long ms = muteMs;
+    muteMs = 0;
+    return ms;
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.tidelog.broker.protocol;
 
+import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.replica.FetchParams;
 import io.tidelog.broker.replica.FetchedPartition;
 import io.tidelog.broker.replica.PartitionFetch;
@@ -47,6 +48,7 @@ public final class FetchHandler {
   private final TopicMetrics metrics;
   private final int fetchMaxBytes;
   private final Authorization authorization;
+  private final ClientQuotaManager quota;
 
   /**
    * @param fetchMaxBytes the broker's {@code fetch.max.bytes}: no response carries more record
@@ -56,11 +58,13 @@ public final class FetchHandler {
       ReplicaManager replicas,
       TopicMetrics metrics,
       int fetchMaxBytes,
-      Authorization authorization) {
+      Authorization authorization,
+      ClientQuotaManager quota) {
     this.replicas = replicas;
     this.metrics = metrics;
     this.fetchMaxBytes = fetchMaxBytes;
     this.authorization = authorization;
+    this.quota = quota;
   }
 
   CompletableFuture<FetchResponse> handle(RequestContext context, AbstractRequest request) {
@@ -95,9 +99,22 @@ public final class FetchHandler {
             fetched -> {
               List<FetchedPartition> all = new ArrayList<>(fetched);
               all.addAll(refused);
+              int throttleMs = 0;
+              if (params.replicaId() < 0) { // followers are under no client quota
+                long bytes = 0;
+                for (FetchedPartition partition : fetched) {
+                  PartitionRead read = partition.read();
+                  bytes +=
+                      read == null || read.read() == null ? 0 : read.read().records().sizeInBytes();
+                }
+                throttleMs =
+                    quota.recordAndGetThrottleTimeMs(
+                        context.principal.getName(), context.clientId(), bytes);
+              }
               return FetchResponse.of(
                   new FetchResponseData()
                       .setErrorCode(Errors.NONE.code())
+                      .setThrottleTimeMs(throttleMs)
                       .setSessionId(0)
                       .setResponses(encode(all, header, params.replicaId() >= 0)));
             });

@@ -1,5 +1,6 @@
 package io.tidelog.broker.protocol;
 
+import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
@@ -37,12 +38,17 @@ public final class ProduceHandler {
   private final ReplicaManager replicas;
   private final TopicMetrics metrics;
   private final Authorization authorization;
+  private final ClientQuotaManager quota;
 
   public ProduceHandler(
-      ReplicaManager replicas, TopicMetrics metrics, Authorization authorization) {
+      ReplicaManager replicas,
+      TopicMetrics metrics,
+      Authorization authorization,
+      ClientQuotaManager quota) {
     this.replicas = replicas;
     this.metrics = metrics;
     this.authorization = authorization;
+    this.quota = quota;
   }
 
   CompletableFuture<ProduceResponse> handle(RequestContext context, AbstractRequest request) {
@@ -105,8 +111,15 @@ public final class ProduceHandler {
     }
     ProduceResponseData data = new ProduceResponseData();
     topicResponses.values().forEach(data.responses()::add);
+    long bytes = 0;
+    for (PartitionProduceData partition : partitions(produce).values()) {
+      bytes += partition.records() == null ? 0 : partition.records().sizeInBytes();
+    }
+    // producer_byte_rate counts the records' bytes; over it, the answer carries the throttle time
+    int throttleMs =
+        quota.recordAndGetThrottleTimeMs(context.principal.getName(), context.clientId(), bytes);
     return CompletableFuture.allOf(appends.toArray(CompletableFuture[]::new))
-        .thenApply(v -> new ProduceResponse(data));
+        .thenApply(v -> new ProduceResponse(data.setThrottleTimeMs(throttleMs)));
   }
 
   /**

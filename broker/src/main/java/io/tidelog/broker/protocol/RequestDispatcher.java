@@ -108,6 +108,8 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.CREATE_ACLS, apis.acls()::create);
     serve(ApiKeys.DESCRIBE_ACLS, apis.acls()::describe);
     serve(ApiKeys.DELETE_ACLS, apis.acls()::delete);
+    serve(ApiKeys.ALTER_CLIENT_QUOTAS, apis.quotas()::alter);
+    serve(ApiKeys.DESCRIBE_CLIENT_QUOTAS, apis.quotas()::describe);
     // where no authentication is under way (ClientSession runs those), as Kafka answers them
     serve(
         ApiKeys.SASL_HANDSHAKE,
@@ -183,7 +185,13 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
           .compose(r -> context.executeBlocking(() -> encode(r, header, request, version), false));
     }
     return Future.fromCompletionStage(answer(api, client, request, receivedNanos), context)
-        .map(r -> encode(r, header, request, version));
+        .map(
+            r -> {
+              if (r.throttleTimeMs() > 0) {
+                session.mute(r.throttleTimeMs());
+              }
+              return encode(r, header, request, version);
+            });
   }
 
   private CompletableFuture<AbstractResponse> answer(

@@ -56,6 +56,8 @@ final class SupportedApis {
     RANGES.put(ApiKeys.CREATE_ACLS, new short[] {1, 3});
     RANGES.put(ApiKeys.DESCRIBE_ACLS, new short[] {1, 3});
     RANGES.put(ApiKeys.DELETE_ACLS, new short[] {1, 3});
+    RANGES.put(ApiKeys.DESCRIBE_CLIENT_QUOTAS, new short[] {0, 1});
+    RANGES.put(ApiKeys.ALTER_CLIENT_QUOTAS, new short[] {0, 1});
   }
 
   private SupportedApis() {}

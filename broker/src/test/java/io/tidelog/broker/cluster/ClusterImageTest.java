@@ -28,6 +28,7 @@ class ClusterImageTest {
         HashTreePMap.from(partitions),
         HashTreePMap.empty(),
         HashTreePMap.empty(),
+        HashTreePMap.empty(),
         HashTreePMap.empty());
   }
 

@@ -1,0 +1,143 @@
+package io.tidelog.broker.quota;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.metrics.KafkaMetric;
+import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.metrics.Quota;
+import org.apache.kafka.common.metrics.QuotaViolationException;
+import org.apache.kafka.common.metrics.Sensor;
+import org.apache.kafka.common.metrics.stats.Rate;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.utils.Time;
+
+/**
+ * One kind of byte-rate quota ({@code producer_byte_rate} or {@code consumer_byte_rate}), as
+ * Kafka's {@code ClientQuotaManager} enforces it: the quota of a request's user and client id is
+ * the first set of, in Kafka's order, (user, client id), (user, default client), (user), (default
+ * user, client id), (default user, default client), (default user), (client id), (default client).
+ * Each user and client the matched quota names gets its own rate, measured by a kafka-clients
+ * {@link Rate} over {@value #SAMPLES} windows of {@value #WINDOW_SECONDS} s (Kafka's {@code
+ * quota.window.num} and {@code quota.window.size.seconds}); a request that takes the rate over the
+ * quota is served, and its client throttled for as long as it takes the rate to come back within
+ * the quota, at most the whole measured span.
+ *
+ * <p>Bounded: a rate exists only for clients under some quota, and is dropped after an hour without
+ * requests, as Kafka's are. Thread-safe.
+ */
+public final class ClientQuotaManager {
+  static final int SAMPLES = 11;
+  static final int WINDOW_SECONDS = 1;
+  private static final long INACTIVE_SENSOR_EXPIRY_SECONDS = 3_600;
+  private static final long MAX_THROTTLE_MS = TimeUnit.SECONDS.toMillis(SAMPLES * WINDOW_SECONDS);
+
+  private final String quotaKey;
+  private final Metrics metrics;
+  private final Time time;
+  private volatile Map<ClientQuotaEntity, Map<String, Double>> quotas = Map.of();
+
+  /**
+   * @param quotaKey the quota this manager enforces, {@code producer_byte_rate} or {@code
+   *     consumer_byte_rate}
+   */
+  public ClientQuotaManager(String quotaKey, Metrics metrics, Time time) {
+    this.quotaKey = quotaKey;
+    this.metrics = metrics;
+    this.time = time;
+  }
+
+  /** The cluster's quotas now, as the metadata holds them. */
+  public void update(Map<ClientQuotaEntity, Map<String, Double>> all) {
+    quotas = Map.copyOf(all);
+  }
+
+  /** The quota that applies to a user and client id, and whom its rate is kept for. */
+  record Applied(double bound, String user, String clientId) {}
+
+  Applied applied(String user, String clientId) {
+    Map<ClientQuotaEntity, Map<String, Double>> now = quotas;
+    String u = ClientQuotaEntity.USER;
+    String c = ClientQuotaEntity.CLIENT_ID;
+    Object[][] order = {
+      {entity(u, user, c, clientId), user, clientId},
+      {entity(u, user, c, null), user, clientId},
+      {entity(u, user), user, ""},
+      {entity(u, null, c, clientId), user, clientId},
+      {entity(u, null, c, null), user, clientId},
+      {entity(u, null), user, ""},
+      {entity(c, clientId), "", clientId},
+      {entity(c, null), "", clientId},
+    };
+    for (Object[] candidate : order) {
+      Map<String, Double> values = now.get((ClientQuotaEntity) candidate[0]);
+      if (values != null && values.containsKey(quotaKey)) {
+        return new Applied(values.get(quotaKey), (String) candidate[1], (String) candidate[2]);
+      }
+    }
+    return null;
+  }
+
+  private static ClientQuotaEntity entity(String type, String name) {
+    Map<String, String> entries = new HashMap<>();
+    entries.put(type, name);
+    return new ClientQuotaEntity(entries);
+  }
+
+  private static ClientQuotaEntity entity(String type1, String name1, String type2, String name2) {
+    Map<String, String> entries = new HashMap<>();
+    entries.put(type1, name1);
+    entries.put(type2, name2);
+    return new ClientQuotaEntity(entries);
+  }
+
+  /**
+   * Records {@code bytes} of a request of {@code user} and {@code clientId}, and returns how long
+   * the client is throttled for: 0 within its quota or with none.
+   */
+  public int recordAndGetThrottleTimeMs(String user, String clientId, long bytes) {
+    Applied applied = applied(user, clientId == null ? "" : clientId);
+    if (applied == null) {
+      return 0;
+    }
+    Sensor sensor = sensor(applied);
+    long nowMs = time.milliseconds();
+    try {
+      sensor.record(bytes, nowMs, true);
+      return 0;
+    } catch (QuotaViolationException e) {
+      // as Kafka's QuotaUtils.throttleTime: over by this fraction of the span the rate covers
+      KafkaMetric metric = e.metric();
+      long windowMs = ((Rate) metric.measurable()).windowSize(metric.config(), nowMs);
+      double difference = e.value() - e.bound();
+      return (int) Math.min(MAX_THROTTLE_MS, Math.round(difference / e.bound() * windowMs));
+    }
+  }
+
+  private Sensor sensor(Applied applied) {
+    String name = quotaKey + ":" + applied.user() + ":" + applied.clientId();
+    MetricConfig config =
+        new MetricConfig()
+            .timeWindow(WINDOW_SECONDS, TimeUnit.SECONDS)
+            .samples(SAMPLES)
+            .quota(Quota.upperBound(applied.bound()));
+    MetricName rate =
+        new MetricName(
+            quotaKey,
+            "tidelog-quotas",
+            "bytes per second of " + quotaKey,
+            Map.of("user", applied.user(), "client-id", applied.clientId()));
+    synchronized (metrics) {
+      Sensor sensor = metrics.getSensor(name);
+      if (sensor == null) {
+        sensor = metrics.sensor(name, config, INACTIVE_SENSOR_EXPIRY_SECONDS);
+        sensor.add(rate, new Rate());
+      } else {
+        metrics.metric(rate).config(config); // the quota may have changed
+      }
+      return sensor;
+    }
+  }
+}
