@@ -171,7 +171,7 @@ public final class Broker implements AutoCloseable {
         config
             .authorizerConfigs()
             .map(c -> Authorization.standard(c, registry))
-            .orElse(Authorization.none());
+            .orElseGet(() -> Authorization.none(registry));
     Map<String, ListenerSecurity> security = new LinkedHashMap<>();
     for (Listener listener : config.listeners().bound()) {
       security.put(

@@ -5,8 +5,9 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /**
  * Kafka's {@code successful-authentication-total} and {@code failed-authentication-total}, per
- * listener: TLS handshakes on SSL listeners, SASL exchanges on SASL listeners. Only the listener is
- * a label; nothing of the credentials is recorded.
+ * listener: TLS handshakes on SSL listeners, SASL exchanges on SASL listeners, and, as Kafka counts
+ * them, every accepted connection of a PLAINTEXT listener as a success. Only the listener is a
+ * label; nothing of the credentials is recorded.
  */
 public final class AuthenticationMetrics {
   private final Counter succeeded;

@@ -150,6 +150,9 @@ public final class SocketServer {
       return;
     }
     accepted.inc();
+    if (protocol == SecurityProtocol.PLAINTEXT) {
+      authentications.succeeded(name.value()); // as Kafka counts a plaintext channel once ready
+    }
     SslHandler tls = null;
     if (sslEngines != null) {
       tls = new SslHandler(sslEngines.get());

@@ -80,9 +80,9 @@ public final class Authorization {
     this.decisions = decisions;
   }
 
-  /** No authorizer: everything is allowed. */
-  public static Authorization none() {
-    return new Authorization(null, null);
+  /** No authorizer: everything is allowed, and no decision is counted. */
+  public static Authorization none(PrometheusRegistry registry) {
+    return new Authorization(null, decisions(registry));
   }
 
   /**
@@ -95,6 +95,10 @@ public final class Authorization {
     StandardAuthorizer authorizer = new StandardAuthorizer();
     authorizer.configure(configs);
     authorizer.withPluginMetrics(new PluginMetricsImpl(new Metrics(), Map.of()));
+    return new Authorization(authorizer, decisions(registry));
+  }
+
+  private static Counter decisions(PrometheusRegistry registry) {
     Counter decisions =
         Counter.builder()
             .name("tidelog_authorizations_total")
@@ -103,7 +107,7 @@ public final class Authorization {
             .register(registry);
     decisions.initLabelValues("allowed");
     decisions.initLabelValues("denied");
-    return new Authorization(authorizer, decisions);
+    return decisions;
   }
 
   public boolean enabled() {
