@@ -35,13 +35,12 @@ import org.apache.kafka.common.requests.RequestContext;
  * enforce them yet, and a quota that is stored but not kept would mislead.
  */
 public final class ClientQuotasHandler {
-  /** The keys a user or client id quota takes, and whether each is an integer. */
-  static final Map<String, Boolean> KEYS =
-      Map.of(
-          "producer_byte_rate", true,
-          "consumer_byte_rate", true,
-          "request_percentage", false,
-          "controller_mutation_rate", false);
+  /** The keys a user or client id quota takes; both are whole numbers of bytes per second. */
+  static final Set<String> KEYS = Set.of("producer_byte_rate", "consumer_byte_rate");
+
+  /** Kafka's keys that Tidelog does not enforce yet. */
+  private static final Set<String> NOT_ENFORCED =
+      Set.of("request_percentage", "controller_mutation_rate");
 
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
@@ -116,12 +115,15 @@ public final class ClientQuotasHandler {
       }
     }
     for (ClientQuotaAlteration.Op op : alteration.ops()) {
-      Boolean integer = KEYS.get(op.key());
-      if (integer == null) {
+      if (NOT_ENFORCED.contains(op.key()) && op.value() != null) {
+        return new ApiError(
+            Errors.INVALID_REQUEST, op.key() + " is not enforced by Tidelog yet, so not stored");
+      }
+      if (!KEYS.contains(op.key()) && !NOT_ENFORCED.contains(op.key())) {
         return new ApiError(Errors.INVALID_REQUEST, "Invalid configuration key " + op.key());
       }
       Double value = op.value();
-      if (value != null && integer && (Math.floor(value) != value || value > Long.MAX_VALUE)) {
+      if (value != null && (Math.floor(value) != value || value > Long.MAX_VALUE)) {
         return new ApiError(
             Errors.INVALID_REQUEST,
             "Proposed value for " + op.key() + " must be a whole number, not " + value);
