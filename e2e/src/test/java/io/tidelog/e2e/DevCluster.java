@@ -137,9 +137,10 @@ final class DevCluster implements AutoCloseable {
   }
 
   private static boolean allFree(int port, int brokers) {
-    List<Integer> ports = new ArrayList<>(List.of(port + 2000, port + 2001));
+    List<Integer> ports = new ArrayList<>(List.of(port + 2000, port + 2001, port + 2002));
     for (int i = 0; i < brokers; i++) {
       ports.add(port + i);
+      ports.add(port + 500 + i); // a secure cluster's inter-broker listener
       ports.add(port + 1000 + i);
     }
     for (int candidate : ports) {

@@ -255,7 +255,7 @@ final class ClientSession implements RequestProcessor {
       return authenticationFailed(
           e instanceof SaslAuthenticationException
               ? e.getMessage()
-              : "Authentication failed during authentication with SASL mechanism "
+              : "Authentication failed during authentication due to invalid credentials with SASL mechanism "
                   + saslServer.getMechanismName());
     }
     SaslAuthenticateResponseData data =
