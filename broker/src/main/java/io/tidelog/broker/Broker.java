@@ -43,6 +43,7 @@ import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.replica.ReplicaStatus;
 import io.tidelog.broker.security.Authorization;
+import io.tidelog.broker.security.InterBrokerSasl;
 import io.tidelog.broker.security.ListenerSecurity;
 import io.tidelog.broker.security.ScramCredentialSpec;
 import io.tidelog.broker.security.ScramCredentials;
@@ -296,7 +297,7 @@ public final class Broker implements AutoCloseable {
 
   /** Follows the metadata, registers, and campaigns for controller. */
   private void join(BrokerConfig config) throws InterruptedException {
-    peers = peerListener(config.listeners().interBroker());
+    peers = peerListener(config.listeners().interBroker(), config);
     fetchers =
         new ReplicaFetchers(
             vertx,
@@ -351,24 +352,20 @@ public final class Broker implements AutoCloseable {
   }
 
   /**
-   * The inter-broker listener as followers connect through it: its name, and on SSL this broker's
-   * client engines, which present its certificate.
+   * The inter-broker listener as followers connect through it: its name, on SSL and SASL_SSL this
+   * broker's client engines, which present its certificate, and on SASL listeners its SASL clients.
    */
-  private PeerListener peerListener(Listener interBroker) {
-    switch (interBroker.protocol()) {
-      case PLAINTEXT:
-        return new PeerListener(interBroker.name(), null);
-      case SSL:
-        SslEngineSource tls = security.get(interBroker.name()).sslEngines();
-        return new PeerListener(interBroker.name(), tls::clientEngine);
-      default:
-        throw new ConfigException(
-            BrokerConfig.INTER_BROKER_LISTENER_NAME,
-            interBroker.name(),
-            "followers fetch over PLAINTEXT or SSL (mutual TLS) listeners; "
-                + interBroker.protocol()
-                + " between brokers is not served yet");
-    }
+  private PeerListener peerListener(Listener interBroker, BrokerConfig config) {
+    SslEngineSource tls = security.get(interBroker.name()).sslEngines();
+    InterBrokerSasl sasl =
+        interBroker.protocol().name().startsWith("SASL_")
+            ? InterBrokerSasl.create(interBroker.listenerName(), config.security(interBroker))
+            : null;
+    return new PeerListener(
+        interBroker.name(),
+        tls == null ? null : tls::clientEngine,
+        sasl == null ? null : sasl.mechanism(),
+        sasl == null ? null : sasl::newClient);
   }
 
   private static LogConfig topicConfig(BrokerConfig config, MetadataStore metadata, String topic) {

@@ -12,9 +12,17 @@ import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.parsetools.RecordParser;
 import java.nio.ByteBuffer;
+import javax.security.sasl.SaslClient;
+import javax.security.sasl.SaslException;
+import org.apache.kafka.common.message.SaslAuthenticateRequestData;
+import org.apache.kafka.common.message.SaslHandshakeRequestData;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.SaslAuthenticateRequest;
+import org.apache.kafka.common.requests.SaslAuthenticateResponse;
+import org.apache.kafka.common.requests.SaslHandshakeRequest;
+import org.apache.kafka.common.requests.SaslHandshakeResponse;
 
 /**
  * A connection from this broker to another one, as a follower fetching from its leader: one request
@@ -70,7 +78,77 @@ public final class PeerConnection {
               connection.start();
               return connection;
             })
+        .compose(
+            connection ->
+                listener.saslClients() == null
+                    ? Future.succeededFuture(connection)
+                    : connection
+                        .authenticate(listener, host)
+                        .map(connection)
+                        .onFailure(e -> connection.close()))
         .onFailure(e -> client.close());
+  }
+
+  /** The most SaslAuthenticate round trips of one authentication (SCRAM takes two). */
+  private static final int SASL_ROUNDS_MAX = 8;
+
+  /**
+   * Authenticates with the listener's inter-broker mechanism: SaslHandshake v1, then
+   * SaslAuthenticate exchanges until the client completes. A session the leader ends ({@code
+   * connections.max.reauth.ms}) closes the connection, and the follower connects again.
+   */
+  private Future<Void> authenticate(PeerListener listener, String host) {
+    SaslClient sasl = listener.saslClients().apply(host);
+    return send(new SaslHandshakeRequest.Builder(
+                new SaslHandshakeRequestData().setMechanism(listener.saslMechanism()))
+            .build((short) 1))
+        .compose(
+            handshake -> {
+              short error = ((SaslHandshakeResponse) handshake).data().errorCode();
+              if (error != 0) {
+                return Future.failedFuture(
+                    "the leader does not take "
+                        + listener.saslMechanism()
+                        + " (error "
+                        + error
+                        + ")");
+              }
+              try {
+                byte[] first =
+                    sasl.hasInitialResponse() ? sasl.evaluateChallenge(new byte[0]) : new byte[0];
+                return exchange(sasl, first, 1);
+              } catch (SaslException e) {
+                return Future.failedFuture(e);
+              }
+            });
+  }
+
+  private Future<Void> exchange(SaslClient sasl, byte[] token, int round) {
+    return send(new SaslAuthenticateRequest.Builder(
+                new SaslAuthenticateRequestData().setAuthBytes(token))
+            .build((short) 2))
+        .compose(
+            answer -> {
+              SaslAuthenticateResponse response = (SaslAuthenticateResponse) answer;
+              if (response.data().errorCode() != 0) {
+                return Future.failedFuture(
+                    "authentication to the leader failed: " + response.errorMessage());
+              }
+              try {
+                byte[] next =
+                    sasl.isComplete() ? null : sasl.evaluateChallenge(response.saslAuthBytes());
+                if (sasl.isComplete()) {
+                  return Future.succeededFuture();
+                }
+                if (round == SASL_ROUNDS_MAX) {
+                  return Future.failedFuture(
+                      "authentication took more than " + SASL_ROUNDS_MAX + " rounds");
+                }
+                return exchange(sasl, next, round + 1);
+              } catch (SaslException e) {
+                return Future.failedFuture(e);
+              }
+            });
   }
 
   private static Future<NetSocket> maybeHandshake(
