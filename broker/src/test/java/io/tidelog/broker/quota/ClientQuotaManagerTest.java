@@ -1,0 +1,77 @@
+package io.tidelog.broker.quota;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.utils.MockTime;
+import org.junit.jupiter.api.Test;
+
+/** Kafka's precedence of quota entities, and the throttle of a client over its quota. */
+class ClientQuotaManagerTest {
+  private final MockTime time = new MockTime(0, 1_000_000, 0);
+  private final ClientQuotaManager quotas =
+      new ClientQuotaManager(
+          "producer_byte_rate", new Metrics(new MetricConfig(), List.of(), time, false), time);
+
+  private static ClientQuotaEntity entity(
+      String user, String clientId, boolean withUser, boolean withClient) {
+    Map<String, String> entries = new HashMap<>();
+    if (withUser) {
+      entries.put(ClientQuotaEntity.USER, user);
+    }
+    if (withClient) {
+      entries.put(ClientQuotaEntity.CLIENT_ID, clientId);
+    }
+    return new ClientQuotaEntity(entries);
+  }
+
+  @Test
+  void theMostSpecificEntityWinsInKafkasOrder() {
+    Map<ClientQuotaEntity, Map<String, Double>> all = new HashMap<>();
+    String[][] order = {
+      {"alice", "app", "uc"}, {"alice", null, "uc"}, {"alice", null, "u"},
+      {null, "app", "uc"}, {null, null, "uc"}, {null, null, "u"},
+      {null, "app", "c"}, {null, null, "c"}
+    };
+    for (int i = 0; i < order.length; i++) {
+      String[] e = order[i];
+      all.put(
+          entity(e[0], e[1], e[2].contains("u"), e[2].contains("c")),
+          Map.of("producer_byte_rate", (double) (i + 1)));
+    }
+    // each level in turn is the most specific one left, once the ones above it are removed
+    for (int i = 0; i < order.length; i++) {
+      quotas.update(all);
+      ClientQuotaManager.Applied applied = quotas.applied("alice", "app");
+      assertThat(applied.bound()).as("level %d", i + 1).isEqualTo(i + 1);
+      String[] e = order[i];
+      all.remove(entity(e[0], e[1], e[2].contains("u"), e[2].contains("c")));
+    }
+    quotas.update(all);
+    assertThat(quotas.applied("alice", "app")).isNull();
+  }
+
+  @Test
+  void aDefaultQuotaKeepsARateForEachUserAndAClientOverItIsThrottled() {
+    quotas.update(Map.of(entity(null, null, true, false), Map.of("producer_byte_rate", 1_000.0)));
+    ClientQuotaManager.Applied alice = quotas.applied("alice", "app");
+    assertThat(alice.user()).isEqualTo("alice");
+    assertThat(alice.clientId()).isEmpty();
+    assertThat(quotas.recordAndGetThrottleTimeMs("alice", "app", 5_000))
+        .isZero(); // the rate is young
+    time.sleep(1_000);
+    // 12,000 bytes over the span a young rate counts (10 windows of 1 s) is 1.2 times the quota:
+    // 0.2 of the span, 2 s, brings it back within it
+    assertThat(quotas.recordAndGetThrottleTimeMs("alice", "app", 7_000)).isEqualTo(2_000);
+    // far over it, the throttle is at most the whole measured span, 11 windows
+    assertThat(quotas.recordAndGetThrottleTimeMs("alice", "app", 100_000)).isEqualTo(11_000);
+    assertThat(quotas.recordAndGetThrottleTimeMs("bob", "app", 5_000))
+        .as("bob has a rate of his own")
+        .isZero();
+  }
+}
