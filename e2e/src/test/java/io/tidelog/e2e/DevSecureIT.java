@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code bin/tidelog dev up --secure}: two brokers with SASL_SSL for clients and mutual TLS between
  * them, ACLs on, etcd over TLS. The client config it prints serves kafka-clients as it is (a
  * replicated topic is written and read, its ISR full over the mTLS listener), kcat takes its
- * kcat.conf, kafka-python authenticates with SCRAM-SHA-512 over TLS, and a wrong password is
- * refused.
+ * kcat.conf, kafka-python authenticates with SCRAM-SHA-512 and confluent-kafka-python with PLAIN
+ * over TLS, and a wrong password is refused.
  */
 class DevSecureIT {
   @TempDir Path dir;
@@ -112,6 +112,18 @@ class DevSecureIT {
                   password));
       assertThat(python.exitCode()).as(python.errors()).isZero();
       assertThat(python.output()).contains("ok 50");
+      DevCluster.Result confluent =
+          DevCluster.exec(
+              List.of(
+                  "/usr/bin/python3",
+                  DevCluster.REPO
+                      .resolve("e2e/src/test/python/confluent_kafka_sasl_ssl.py")
+                      .toString(),
+                  bootstrap,
+                  dir.resolve("tls/ca.pem").toString(),
+                  password));
+      assertThat(confluent.exitCode()).as(confluent.errors()).isZero();
+      assertThat(confluent.output()).contains("ok 50");
 
       Properties wrong = new Properties();
       wrong.putAll(client);
