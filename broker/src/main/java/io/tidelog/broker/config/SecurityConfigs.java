@@ -16,8 +16,9 @@ import org.apache.kafka.common.network.ListenerName;
  * The security configs a listener is set up with, under Kafka's names, types and defaults (taken
  * from kafka-clients' own definitions): TLS ({@code ssl.*}, as Kafka's {@code
  * DefaultSslEngineFactory} reads them), {@code ssl.client.auth}, {@code
- * ssl.principal.mapping.rules}, {@code sasl.enabled.mechanisms}, {@code connections.max.reauth.ms}
- * and {@code sasl.server.max.receive.size}. As in Kafka, each may be set for one listener by
+ * ssl.principal.mapping.rules}, {@code sasl.enabled.mechanisms}, {@code connections.max.reauth.ms},
+ * {@code sasl.server.max.receive.size} and OAUTHBEARER's {@code sasl.oauthbearer.*} (JWKS, expected
+ * audience and issuer, claims, clock skew). As in Kafka, each may be set for one listener by
  * prefixing it with {@code listener.name.<listener>.}, and a mechanism's JAAS config is {@code
  * listener.name.<listener>.<mechanism>.sasl.jaas.config}.
  */
@@ -30,11 +31,21 @@ public final class SecurityConfigs {
           BrokerSecurityConfigs.SASL_ENABLED_MECHANISMS_CONFIG,
           BrokerSecurityConfigs.SASL_MECHANISM_INTER_BROKER_PROTOCOL_CONFIG,
           BrokerSecurityConfigs.CONNECTIONS_MAX_REAUTH_MS_CONFIG,
-          BrokerSecurityConfigs.SASL_SERVER_MAX_RECEIVE_SIZE_CONFIG);
+          BrokerSecurityConfigs.SASL_SERVER_MAX_RECEIVE_SIZE_CONFIG,
+          SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_URL,
+          SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_REFRESH_MS,
+          SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_RETRY_BACKOFF_MS,
+          SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_RETRY_BACKOFF_MAX_MS,
+          SaslConfigs.SASL_OAUTHBEARER_CLOCK_SKEW_SECONDS,
+          SaslConfigs.SASL_OAUTHBEARER_EXPECTED_AUDIENCE,
+          SaslConfigs.SASL_OAUTHBEARER_EXPECTED_ISSUER,
+          SaslConfigs.SASL_OAUTHBEARER_SCOPE_CLAIM_NAME,
+          SaslConfigs.SASL_OAUTHBEARER_SUB_CLAIM_NAME,
+          SaslConfigs.SASL_OAUTHBEARER_JWT_VALIDATOR_CLASS);
 
   /** The mechanisms a listener can enable. */
   public static final List<String> SERVED_MECHANISMS =
-      List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
+      List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER");
 
   static final ConfigDef CONFIG_DEF = definitions();
 

@@ -34,6 +34,7 @@ import org.apache.kafka.common.security.auth.PlaintextAuthenticationContext;
 import org.apache.kafka.common.security.auth.SaslAuthenticationContext;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.security.auth.SslAuthenticationContext;
+import org.apache.kafka.common.security.authenticator.SaslInternalConfigs;
 
 /**
  * One client connection as the protocol sees it: who the client is, and on a SASL listener the
@@ -269,8 +270,16 @@ final class ClientSession implements RequestProcessor {
       }
       long reauthMs = security.connectionsMaxReauthMs();
       if (reauthMs > 0 && version >= 1) {
-        data.setSessionLifetimeMs(reauthMs);
-        sessionExpiresAtMs = clockMs.get() + reauthMs;
+        // as in Kafka, a credential that expires sooner (an OAUTHBEARER token) ends it sooner
+        long nowMs = clockMs.get();
+        long expiresAtMs = nowMs + reauthMs;
+        if (saslServer.getNegotiatedProperty(
+                SaslInternalConfigs.CREDENTIAL_LIFETIME_MS_SASL_NEGOTIATED_PROPERTY_KEY)
+            instanceof Long credentialExpiresAtMs) {
+          expiresAtMs = Math.min(expiresAtMs, credentialExpiresAtMs);
+        }
+        data.setSessionLifetimeMs(Math.max(0, expiresAtMs - nowMs));
+        sessionExpiresAtMs = expiresAtMs;
       }
     }
     return new SaslAuthenticateResponse(data);

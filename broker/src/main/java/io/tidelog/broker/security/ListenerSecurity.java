@@ -1,18 +1,25 @@
 package io.tidelog.broker.security;
 
 import java.security.NoSuchAlgorithmException;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import javax.security.sasl.SaslServer;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
 import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.security.JaasContext;
 import org.apache.kafka.common.security.auth.KafkaPrincipalBuilder;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder;
+import org.apache.kafka.common.security.oauthbearer.BrokerJwtValidator;
+import org.apache.kafka.common.security.oauthbearer.DefaultJwtValidator;
+import org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule;
+import org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler;
+import org.apache.kafka.common.security.oauthbearer.internals.OAuthBearerSaslServer;
 import org.apache.kafka.common.security.plain.internals.PlainSaslServer;
 import org.apache.kafka.common.security.plain.internals.PlainServerCallbackHandler;
 import org.apache.kafka.common.security.scram.internals.ScramMechanism;
@@ -27,7 +34,14 @@ import org.apache.kafka.common.security.token.delegation.internals.DelegationTok
  * ssl.principal.mapping.rules} for certificates), the TLS engines of SSL and SASL_SSL listeners,
  * and a SASL server per enabled mechanism: {@link PlainSaslServer} checking the {@code user_<name>}
  * entries of the listener's PLAIN JAAS config, as Kafka's {@link PlainServerCallbackHandler} does,
- * and {@link ScramSaslServer} checking the {@link ScramCredentials} of the cluster.
+ * {@link ScramSaslServer} checking the {@link ScramCredentials} of the cluster, and {@link
+ * OAuthBearerSaslServer} checking JWTs with Kafka's {@link OAuthBearerValidatorCallbackHandler}:
+ * the signature against the keys of {@code sasl.oauthbearer.jwks.endpoint.url} (a file or an https
+ * URL, which the JVM must allow, as in Kafka, with the system properties {@code
+ * org.apache.kafka.sasl.oauthbearer.allowed.urls} and {@code
+ * org.apache.kafka.sasl.oauthbearer.allowed.files}), expiry, and the expected audience and issuer.
+ * Unlike Kafka, an OAUTHBEARER listener never falls back to Kafka's unsecured validator, which
+ * takes unsigned tokens.
  */
 public final class ListenerSecurity {
   private final KafkaPrincipalBuilder principals;
@@ -79,7 +93,23 @@ public final class ListenerSecurity {
       List<String> mechanisms =
           (List<String>) configs.get(BrokerSecurityConfigs.SASL_ENABLED_MECHANISMS_CONFIG);
       for (String mechanism : mechanisms) {
-        if (mechanism.equals(PlainSaslServer.PLAIN_MECHANISM)) {
+        if (mechanism.equals(OAuthBearerLoginModule.OAUTHBEARER_MECHANISM)) {
+          OAuthBearerValidatorCallbackHandler jwts = new OAuthBearerValidatorCallbackHandler();
+          Map<String, Object> oauth = new HashMap<>(configs);
+          // kafka-clients' DefaultJwtValidator, built by name, checks no signature: a broker
+          // must check each token against its JWKS, which BrokerJwtValidator does
+          if (DefaultJwtValidator.class.equals(
+              oauth.get(SaslConfigs.SASL_OAUTHBEARER_JWT_VALIDATOR_CLASS))) {
+            oauth.put(SaslConfigs.SASL_OAUTHBEARER_JWT_VALIDATOR_CLASS, BrokerJwtValidator.class);
+          }
+          try {
+            jwts.configure(oauth, mechanism, jaas(listener, mechanism, configs));
+          } catch (RuntimeException e) {
+            throw new ConfigException(
+                "Listener " + listener.value() + ": OAUTHBEARER: " + e.getMessage());
+          }
+          saslServers.put(mechanism, () -> new OAuthBearerSaslServer(jwts));
+        } else if (mechanism.equals(PlainSaslServer.PLAIN_MECHANISM)) {
           PlainServerCallbackHandler users = new PlainServerCallbackHandler();
           users.configure(configs, mechanism, jaas(listener, mechanism, configs));
           saslServers.put(mechanism, () -> new PlainSaslServer(users));
