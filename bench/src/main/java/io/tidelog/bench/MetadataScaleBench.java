@@ -96,7 +96,12 @@ public final class MetadataScaleBench {
       BrokerRegistration registration =
           new BrokerRegistration(
               store,
-              new BrokerInfo(id, "127.0.0.1", 9092 + id, null, "bench-" + id, false),
+              new BrokerInfo(
+                  id,
+                  List.of(new BrokerInfo.Endpoint("PLAINTEXT", "127.0.0.1", 9092 + id)),
+                  null,
+                  "bench-" + id,
+                  false),
               SESSION_MS,
               id == 0 ? controller::campaign : lease -> {},
               () -> {},
