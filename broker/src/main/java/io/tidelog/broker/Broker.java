@@ -1,5 +1,6 @@
 package io.tidelog.broker;
 
+import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -164,10 +165,13 @@ public final class Broker implements AutoCloseable {
     ScramCredentials scram = new ScramCredentials();
     PrometheusRegistry registry = new PrometheusRegistry();
     Metrics quotaMetrics = new Metrics(new MetricConfig(), List.of(), Time.SYSTEM, true);
+    Counter[] throttles = ClientQuotaManager.counters(registry);
     ClientQuotaManager produceQuota =
-        new ClientQuotaManager("producer_byte_rate", quotaMetrics, Time.SYSTEM);
+        new ClientQuotaManager(
+            "producer_byte_rate", quotaMetrics, Time.SYSTEM, throttles[0], throttles[1]);
     ClientQuotaManager fetchQuota =
-        new ClientQuotaManager("consumer_byte_rate", quotaMetrics, Time.SYSTEM);
+        new ClientQuotaManager(
+            "consumer_byte_rate", quotaMetrics, Time.SYSTEM, throttles[0], throttles[1]);
     Authorization authorization =
         config
             .authorizerConfigs()

@@ -526,7 +526,215 @@ class AuthorizationDifferentialIT {
             List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE)),
             describeCluster(),
             "NONE ops=" + ops(AclOperation.DESCRIBE)));
+    cases.add(new Case("api versions, no ACL", List.of(), apiVersions(), "NONE"));
+    cases.add(new Case("sync group, no ACL", List.of(), syncGroup(), "GROUP_AUTHORIZATION_FAILED"));
+    cases.add(new Case("heartbeat, no ACL", List.of(), heartbeat(), "GROUP_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case("leave group, no ACL", List.of(), leaveGroup(), "GROUP_AUTHORIZATION_FAILED"));
+    cases.add(new Case("list groups, no ACL", List.of(), listGroups(), "NONE groups=0"));
+    cases.add(
+        new Case(
+            "delete offsets, no ACL",
+            List.of(readTopic),
+            offsetDelete(),
+            "GROUP_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "alter configs (legacy), no ACL",
+            List.of(describeTopic),
+            legacyAlterConfigs(),
+            "TOPIC_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "describe client quotas, no ACL",
+            List.of(),
+            describeQuotas(),
+            "CLUSTER_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "alter client quotas, no ACL",
+            List.of(),
+            alterQuotas(),
+            "CLUSTER_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case("delete ACLs, no ACL", List.of(), deleteAcls(), "CLUSTER_AUTHORIZATION_FAILED"));
     return cases;
+  }
+
+  private static Probe apiVersions() {
+    return (alice, target) ->
+        Errors.forCode(
+                ((org.apache.kafka.common.requests.ApiVersionsResponse)
+                        alice.send(
+                            new org.apache.kafka.common.requests.ApiVersionsRequest.Builder()
+                                .build((short) 3)))
+                    .data()
+                    .errorCode())
+            .name();
+  }
+
+  private static Probe syncGroup() {
+    return (alice, target) ->
+        Errors.forCode(
+                ((org.apache.kafka.common.requests.SyncGroupResponse)
+                        alice.send(
+                            new org.apache.kafka.common.requests.SyncGroupRequest.Builder(
+                                    new org.apache.kafka.common.message.SyncGroupRequestData()
+                                        .setGroupId(GROUP)
+                                        .setGenerationId(1)
+                                        .setMemberId("m")
+                                        .setProtocolType("consumer")
+                                        .setProtocolName("range"))
+                                .build((short) 5)))
+                    .data()
+                    .errorCode())
+            .name();
+  }
+
+  private static Probe heartbeat() {
+    return (alice, target) ->
+        Errors.forCode(
+                ((org.apache.kafka.common.requests.HeartbeatResponse)
+                        alice.send(
+                            new org.apache.kafka.common.requests.HeartbeatRequest.Builder(
+                                    new org.apache.kafka.common.message.HeartbeatRequestData()
+                                        .setGroupId(GROUP)
+                                        .setGenerationId(1)
+                                        .setMemberId("m"))
+                                .build((short) 4)))
+                    .data()
+                    .errorCode())
+            .name();
+  }
+
+  private static Probe leaveGroup() {
+    return (alice, target) ->
+        Errors.forCode(
+                ((org.apache.kafka.common.requests.LeaveGroupResponse)
+                        alice.send(
+                            new org.apache.kafka.common.requests.LeaveGroupRequest.Builder(
+                                    GROUP,
+                                    List.of(
+                                        new org.apache.kafka.common.message.LeaveGroupRequestData
+                                                .MemberIdentity()
+                                            .setMemberId("m")))
+                                .build((short) 5)))
+                    .data()
+                    .errorCode())
+            .name();
+  }
+
+  private static Probe listGroups() {
+    return (alice, target) -> {
+      var response =
+          (org.apache.kafka.common.requests.ListGroupsResponse)
+              alice.send(
+                  new org.apache.kafka.common.requests.ListGroupsRequest.Builder(
+                          new org.apache.kafka.common.message.ListGroupsRequestData())
+                      .build((short) 4));
+      return Errors.forCode(response.data().errorCode()).name()
+          + " groups="
+          + response.data().groups().size();
+    };
+  }
+
+  private static Probe offsetDelete() {
+    return (alice, target) -> {
+      var topics =
+          new org.apache.kafka.common.message.OffsetDeleteRequestData
+              .OffsetDeleteRequestTopicCollection();
+      topics.add(
+          new org.apache.kafka.common.message.OffsetDeleteRequestData.OffsetDeleteRequestTopic()
+              .setName(TOPIC)
+              .setPartitions(
+                  List.of(
+                      new org.apache.kafka.common.message.OffsetDeleteRequestData
+                              .OffsetDeleteRequestPartition()
+                          .setPartitionIndex(0))));
+      return Errors.forCode(
+              ((org.apache.kafka.common.requests.OffsetDeleteResponse)
+                      alice.send(
+                          new org.apache.kafka.common.requests.OffsetDeleteRequest.Builder(
+                                  new org.apache.kafka.common.message.OffsetDeleteRequestData()
+                                      .setGroupId(GROUP)
+                                      .setTopics(topics))
+                              .build((short) 0)))
+                  .data()
+                  .errorCode())
+          .name();
+    };
+  }
+
+  private static Probe legacyAlterConfigs() {
+    return (alice, target) -> {
+      var response =
+          (org.apache.kafka.common.requests.AlterConfigsResponse)
+              alice.send(
+                  new org.apache.kafka.common.requests.AlterConfigsRequest.Builder(
+                          Map.of(
+                              new ConfigResource(ConfigResource.Type.TOPIC, TOPIC),
+                              new org.apache.kafka.common.requests.AlterConfigsRequest.Config(
+                                  List.of(
+                                      new org.apache.kafka.common.requests.AlterConfigsRequest
+                                          .ConfigEntry("retention.ms", "86400000")))),
+                          true)
+                      .build((short) 2));
+      return Errors.forCode(response.data().responses().get(0).errorCode()).name();
+    };
+  }
+
+  private static Probe describeQuotas() {
+    return (alice, target) ->
+        Errors.forCode(
+                ((org.apache.kafka.common.requests.DescribeClientQuotasResponse)
+                        alice.send(
+                            new org.apache.kafka.common.requests.DescribeClientQuotasRequest
+                                    .Builder(org.apache.kafka.common.quota.ClientQuotaFilter.all())
+                                .build((short) 1)))
+                    .data()
+                    .errorCode())
+            .name();
+  }
+
+  private static Probe alterQuotas() {
+    return (alice, target) ->
+        Errors.forCode(
+                ((org.apache.kafka.common.requests.AlterClientQuotasResponse)
+                        alice.send(
+                            new org.apache.kafka.common.requests.AlterClientQuotasRequest.Builder(
+                                    List.of(
+                                        new org.apache.kafka.common.quota.ClientQuotaAlteration(
+                                            new org.apache.kafka.common.quota.ClientQuotaEntity(
+                                                Map.of("user", "alice")),
+                                            List.of(
+                                                new org.apache.kafka.common.quota
+                                                    .ClientQuotaAlteration.Op(
+                                                    "producer_byte_rate", 1e6)))),
+                                    false)
+                                .build((short) 1)))
+                    .data()
+                    .entries()
+                    .get(0)
+                    .errorCode())
+            .name();
+  }
+
+  private static Probe deleteAcls() {
+    return (alice, target) ->
+        Errors.forCode(
+                ((org.apache.kafka.common.requests.DeleteAclsResponse)
+                        alice.send(
+                            new org.apache.kafka.common.requests.DeleteAclsRequest.Builder(
+                                    new org.apache.kafka.common.message.DeleteAclsRequestData()
+                                        .setFilters(
+                                            List.of(
+                                                org.apache.kafka.common.requests.DeleteAclsRequest
+                                                    .deleteAclsFilter(AclBindingFilter.ANY))))
+                                .build((short) 3)))
+                    .filterResults()
+                    .get(0)
+                    .errorCode())
+            .name();
   }
 
   private static int ops(AclOperation... allowed) {

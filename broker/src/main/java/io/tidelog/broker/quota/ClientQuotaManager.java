@@ -1,5 +1,7 @@
 package io.tidelog.broker.quota;
 
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -37,16 +39,43 @@ public final class ClientQuotaManager {
   private final String quotaKey;
   private final Metrics metrics;
   private final Time time;
+  private final Counter throttled;
+  private final Counter throttleSeconds;
   private volatile Map<ClientQuotaEntity, Map<String, Double>> quotas = Map.of();
 
   /**
    * @param quotaKey the quota this manager enforces, {@code producer_byte_rate} or {@code
    *     consumer_byte_rate}
    */
-  public ClientQuotaManager(String quotaKey, Metrics metrics, Time time) {
+  public ClientQuotaManager(
+      String quotaKey, Metrics metrics, Time time, Counter throttled, Counter throttleSeconds) {
     this.quotaKey = quotaKey;
     this.metrics = metrics;
     this.time = time;
+    this.throttled = throttled;
+    this.throttleSeconds = throttleSeconds;
+    throttled.initLabelValues(quotaKey);
+    throttleSeconds.initLabelValues(quotaKey);
+  }
+
+  /**
+   * The counters of throttled requests and of the throttle time given, by quota ({@code
+   * tidelog_throttled_requests_total}, {@code tidelog_throttle_time_seconds_total}), as Kafka's
+   * {@code throttle-time} per quota type.
+   */
+  public static Counter[] counters(PrometheusRegistry registry) {
+    return new Counter[] {
+      Counter.builder()
+          .name("tidelog_throttled_requests_total")
+          .help("Requests whose client was over its quota and was throttled, by quota")
+          .labelNames("quota")
+          .register(registry),
+      Counter.builder()
+          .name("tidelog_throttle_time_seconds_total")
+          .help("Throttle time given to clients over their quota, by quota")
+          .labelNames("quota")
+          .register(registry)
+    };
   }
 
   /** The cluster's quotas now, as the metadata holds them. */
@@ -112,7 +141,11 @@ public final class ClientQuotaManager {
       KafkaMetric metric = e.metric();
       long windowMs = ((Rate) metric.measurable()).windowSize(metric.config(), nowMs);
       double difference = e.value() - e.bound();
-      return (int) Math.min(MAX_THROTTLE_MS, Math.round(difference / e.bound() * windowMs));
+      int throttleMs =
+          (int) Math.min(MAX_THROTTLE_MS, Math.round(difference / e.bound() * windowMs));
+      throttled.labelValues(quotaKey).inc();
+      throttleSeconds.labelValues(quotaKey).inc(throttleMs / 1000.0);
+      return throttleMs;
     }
   }
 

@@ -14,9 +14,17 @@ import org.junit.jupiter.api.Test;
 /** Kafka's precedence of quota entities, and the throttle of a client over its quota. */
 class ClientQuotaManagerTest {
   private final MockTime time = new MockTime(0, 1_000_000, 0);
+  private final io.prometheus.metrics.model.registry.PrometheusRegistry registry =
+      new io.prometheus.metrics.model.registry.PrometheusRegistry();
+  private final io.prometheus.metrics.core.metrics.Counter[] counters =
+      ClientQuotaManager.counters(registry);
   private final ClientQuotaManager quotas =
       new ClientQuotaManager(
-          "producer_byte_rate", new Metrics(new MetricConfig(), List.of(), time, false), time);
+          "producer_byte_rate",
+          new Metrics(new MetricConfig(), List.of(), time, false),
+          time,
+          counters[0],
+          counters[1]);
 
   private static ClientQuotaEntity entity(
       String user, String clientId, boolean withUser, boolean withClient) {
@@ -70,6 +78,8 @@ class ClientQuotaManagerTest {
     assertThat(quotas.recordAndGetThrottleTimeMs("alice", "app", 7_000)).isEqualTo(2_000);
     // far over it, the throttle is at most the whole measured span, 11 windows
     assertThat(quotas.recordAndGetThrottleTimeMs("alice", "app", 100_000)).isEqualTo(11_000);
+    assertThat(counters[0].labelValues("producer_byte_rate").get()).isEqualTo(2);
+    assertThat(counters[1].labelValues("producer_byte_rate").get()).isEqualTo(13.0);
     assertThat(quotas.recordAndGetThrottleTimeMs("bob", "app", 5_000))
         .as("bob has a rate of his own")
         .isZero();
