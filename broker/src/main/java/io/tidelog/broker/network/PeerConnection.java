@@ -27,13 +27,17 @@ import org.apache.kafka.common.requests.SaslHandshakeResponse;
 /**
  * A connection from this broker to another one, as a follower fetching from its leader: one request
  * at a time, framed as Kafka frames them and encoded by kafka-clients. Responses larger than {@code
- * maxResponseBytes} close the connection. On an SSL inter-broker listener the bytes pass through a
- * Netty {@code SslHandler} with this broker's client engine.
+ * maxResponseBytes} close the connection. On an SSL or SASL_SSL inter-broker listener the bytes
+ * pass through a Netty {@code SslHandler} with this broker's client engine; on a SASL listener the
+ * connection authenticates before its first request.
  *
  * <p>Threads: {@link #send} may be called from any thread; the connection's state is touched only
  * on its event loop.
  */
 public final class PeerConnection {
+  /** The most SaslAuthenticate round trips of one authentication (SCRAM takes two). */
+  private static final int SASL_ROUNDS_MAX = 8;
+
   private final NetClient client;
   private final NetSocket socket;
   private final String clientId;
@@ -88,9 +92,6 @@ public final class PeerConnection {
                         .onFailure(e -> connection.close()))
         .onFailure(e -> client.close());
   }
-
-  /** The most SaslAuthenticate round trips of one authentication (SCRAM takes two). */
-  private static final int SASL_ROUNDS_MAX = 8;
 
   /**
    * Authenticates with the listener's inter-broker mechanism: SaslHandshake v1, then
