@@ -37,6 +37,14 @@ import java.util.TreeSet;
  * log (it is neither lost when absent nor a duplicate when present once); a consumer group's member
  * reads again from the committed offset after a rebalance (the same offset and value read twice is
  * a redelivery, not a duplicate); consumers lag behind producers until the end.
+ *
+ * <p>Nor is a duplicate the Kafka client writes itself (KAFKA-14034, open in kafka-clients 4.1):
+ * when a batch fails because its delivery timeout ran out, the idempotent producer bumps its epoch
+ * and gives the partition's batches still in flight new sequences from 0, so a batch the leader had
+ * already appended is sent again as a new one, which no broker can tell from new records. Such a
+ * duplicate is counted apart ({@link Result#rewrittenByClient}) when the value's own send failed
+ * and another send of the same producer to the same partition, made before it, failed with a
+ * timeout while it was pending. A duplicate of an acknowledged record is always an anomaly.
  */
 final class Checker {
   enum Anomaly {
@@ -50,7 +58,8 @@ final class Checker {
   }
 
   /** What the checker found: for each kind, how many, and the first few cases. */
-  record Result(int operations, Map<Anomaly, List<String>> anomalies) {
+  record Result(
+      int operations, Map<Anomaly, List<String>> anomalies, List<String> rewrittenByClient) {
     long count() {
       return anomalies.values().stream().mapToLong(List::size).sum();
     }
@@ -63,11 +72,20 @@ final class Checker {
         cases.stream().limit(5).forEach(c -> text.append("\n      ").append(c));
         text.append('\n');
       }
+      text.append(
+          String.format(
+              "  (not anomalies: %d duplicates of failed sends the client re-sent under a new"
+                  + " epoch, KAFKA-14034)%n",
+              rewrittenByClient.size()));
+      rewrittenByClient.stream()
+          .limit(5)
+          .forEach(c -> text.append("      ").append(c).append('\n'));
       return text.toString();
     }
   }
 
   private final Map<Anomaly, List<String>> found = new EnumMap<>(Anomaly.class);
+  private final List<String> rewrittenByClient = new ArrayList<>();
 
   private Checker() {}
 
@@ -79,7 +97,7 @@ final class Checker {
     checker.checkAcknowledged(sends, reads);
     checker.checkPolls(history);
     checker.checkCommits(history.all(Committed.class));
-    return new Result(history.ops().size(), checker.found);
+    return new Result(history.ops().size(), checker.found, checker.rewrittenByClient);
   }
 
   private void report(Anomaly kind, String what) {
@@ -101,6 +119,8 @@ final class Checker {
       valuesAt.computeIfAbsent(at, k -> new TreeSet<>()).add(read.value());
       offsetsOf.computeIfAbsent(read.value(), k -> new TreeSet<>()).add(at);
     }
+    Map<String, Send> sendOf = new HashMap<>();
+    sends.forEach(send -> sendOf.put(send.value(), send));
     valuesAt.forEach(
         (at, values) -> {
           if (values.size() > 1) {
@@ -110,9 +130,34 @@ final class Checker {
     offsetsOf.forEach(
         (value, at) -> {
           if (at.size() > 1) {
-            report(Anomaly.DUPLICATE, value + " at " + at);
+            Send send = sendOf.get(value);
+            if (send != null && rewrittenByClient(send, sends)) {
+              rewrittenByClient.add(value + " at " + at + " (" + send.error() + ")");
+            } else {
+              report(Anomaly.DUPLICATE, value + " at " + at);
+            }
           }
         });
+  }
+
+  /**
+   * Whether {@code send} failed and, while it was pending, an earlier send of its producer to its
+   * partition failed with a timeout: the client's epoch bump then re-sent its batch under new
+   * sequences (KAFKA-14034).
+   */
+  private static boolean rewrittenByClient(Send send, List<Send> sends) {
+    return !send.acked()
+        && sends.stream()
+            .anyMatch(
+                other ->
+                    !other.acked()
+                        && other.producer().equals(send.producer())
+                        && other.partition() == send.partition()
+                        && other.invoked() < send.invoked()
+                        && other.completed() > send.invoked()
+                        && other.completed() < send.completed()
+                        && other.error() != null
+                        && other.error().contains("TimeoutException"));
   }
 
   private void checkAcknowledged(List<Send> sends, List<Read> reads) {

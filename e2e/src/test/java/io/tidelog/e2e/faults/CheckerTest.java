@@ -87,6 +87,48 @@ class CheckerTest {
     assertThat(anomalies()).containsOnlyKeys(Anomaly.DUPLICATE);
   }
 
+  /**
+   * What the fault suite saw in a partition between brokers (seed 1796164599505): "a" timed out
+   * while "b" was in flight, the client re-sent "b" under a new epoch, and "b" failed too.
+   */
+  @Test
+  void aFailedSendTheClientResentAfterAnEarlierTimeoutIsNotAnAnomaly() {
+    cleanRun();
+    long aInvoked = clock++;
+    long bInvoked = clock++;
+    long aFailed = clock++;
+    String timeout = "org.apache.kafka.common.errors.TimeoutException: Disconnected from node 2";
+    history.add(new Send("p", "a2", 0, aInvoked, aFailed, false, -1, timeout));
+    history.add(new Send("p", "b2", 0, bInvoked, clock++, false, -1, "TimeoutException: Expiring"));
+    read(History.FINAL_READER, 0, 2, "a2");
+    read(History.FINAL_READER, 0, 3, "b2");
+    read(History.FINAL_READER, 0, 4, "b2");
+
+    Checker.Result result = Checker.check(history);
+
+    assertThat(result.anomalies()).isEmpty();
+    assertThat(result.rewrittenByClient()).singleElement().asString().startsWith("b2 at");
+  }
+
+  @Test
+  void aFailedSendWrittenTwiceWithoutAnEarlierTimeoutIsADuplicate() {
+    cleanRun();
+    history.add(new Send("p", "c", 0, clock++, clock++, false, -1, "TimeoutException"));
+    // A timeout of another producer, or of this producer on another partition, or one after the
+    // send completed, does not make the client re-send it.
+    long cInvoked = clock - 2;
+    history.add(new Send("q", "x", 0, cInvoked - 1, cInvoked + 1, false, -1, "TimeoutException"));
+    history.add(new Send("p", "y", 1, cInvoked - 1, cInvoked + 1, false, -1, "TimeoutException"));
+    history.add(new Send("p", "z", 0, cInvoked - 1, clock + 5, false, -1, "TimeoutException"));
+    read(History.FINAL_READER, 0, 2, "c");
+    read(History.FINAL_READER, 0, 3, "c");
+
+    Checker.Result result = Checker.check(history);
+
+    assertThat(result.anomalies()).containsOnlyKeys(Anomaly.DUPLICATE);
+    assertThat(result.rewrittenByClient()).isEmpty();
+  }
+
   @Test
   void twoValuesAtOneOffsetAreInconsistent() {
     cleanRun();
