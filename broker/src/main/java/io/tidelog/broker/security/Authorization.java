@@ -2,14 +2,12 @@ package io.tidelog.broker.security;
 
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
 import java.util.function.Predicate;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclBinding;
@@ -141,10 +139,7 @@ public final class Authorization {
     if (authorizer == null) {
       return true;
     }
-    Action action =
-        new Action(operation, new ResourcePattern(type, name, PatternType.LITERAL), 1, true, true);
-    boolean allowed =
-        authorizer.authorize(context, List.of(action)).get(0) == AuthorizationResult.ALLOWED;
+    boolean allowed = decide(context, operation, type, name, true);
     decisions.labelValues(allowed ? "allowed" : "denied").inc();
     return allowed;
   }
@@ -176,22 +171,6 @@ public final class Authorization {
     return name -> decided.computeIfAbsent(name, n -> allowed(context, operation, type, n));
   }
 
-  /** The items of {@code items} whose resource the request may do {@code operation} on. */
-  public <T> List<T> filter(
-      AuthorizableRequestContext context,
-      AclOperation operation,
-      ResourceType type,
-      Collection<T> items,
-      Function<T, String> nameOf) {
-    List<T> allowed = new ArrayList<>();
-    for (T item : items) {
-      if (allowed(context, operation, type, nameOf.apply(item))) {
-        allowed.add(item);
-      }
-    }
-    return allowed;
-  }
-
   /**
    * The operations the request may do on the resource, as the 32-bit field that Metadata,
    * DescribeCluster and DescribeGroups return when asked: every operation Kafka supports on the
@@ -199,20 +178,25 @@ public final class Authorization {
    */
   public int authorizedOperations(
       AuthorizableRequestContext context, ResourceType type, String name) {
-    Set<Byte> codes = new java.util.HashSet<>();
+    Set<Byte> codes = new HashSet<>();
     for (AclOperation operation : SUPPORTED.get(type)) {
-      if (authorizer == null || allowedQuietly(context, operation, type, name)) {
+      if (authorizer == null || decide(context, operation, type, name, false)) {
         codes.add(operation.code());
       }
     }
     return Utils.to32BitField(codes);
   }
 
-  private boolean allowedQuietly(
-      AuthorizableRequestContext context, AclOperation operation, ResourceType type, String name) {
+  /** The authorizer's decision; {@code logged} for a request's check, not a listing of rights. */
+  private boolean decide(
+      AuthorizableRequestContext context,
+      AclOperation operation,
+      ResourceType type,
+      String name,
+      boolean logged) {
     Action action =
         new Action(
-            operation, new ResourcePattern(type, name, PatternType.LITERAL), 1, false, false);
+            operation, new ResourcePattern(type, name, PatternType.LITERAL), 1, logged, logged);
     return authorizer.authorize(context, List.of(action)).get(0) == AuthorizationResult.ALLOWED;
   }
 }
