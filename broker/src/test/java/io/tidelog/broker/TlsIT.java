@@ -33,6 +33,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -47,7 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
  * ways over TLS (fetched from segment files, which TLS cannot sendfile), Metadata on the SSL
  * listener names the SSL endpoints, a client certificate of another authority and a client without
  * one are refused and counted while the broker serves everyone else, and the broker's keystore is
- * replaced twice under a running producer and consumer, which see no error.
+ * replaced twice under a producer and a consumer running on the SASL_SSL listener, which see no
+ * error while both TLS listeners move to each new certificate.
  */
 class TlsIT {
   @TempDir static Path dir;
@@ -56,6 +58,7 @@ class TlsIT {
   static Path truststore;
   static Path clientKeystore;
   static int sslPort;
+  static int saslSslPort;
   static TestBroker broker;
 
   @BeforeAll
@@ -65,9 +68,19 @@ class TlsIT {
     truststore = ca.writeTruststore(dir.resolve("truststore.p12"));
     clientKeystore = ca.issue("alice").writeKeystore(dir.resolve("alice.p12"));
     sslPort = EtcdServer.freePort();
+    saslSslPort = EtcdServer.freePort();
     int plainPort = EtcdServer.freePort();
     Map<String, String> config = new HashMap<>();
-    config.put("listeners", "PLAINTEXT://127.0.0.1:" + plainPort + ",SSL://127.0.0.1:" + sslPort);
+    config.put(
+        "listeners",
+        "PLAINTEXT://127.0.0.1:"
+            + plainPort
+            + ",SSL://127.0.0.1:"
+            + sslPort
+            + ",SASL_SSL://127.0.0.1:"
+            + saslSslPort);
+    config.put("sasl.enabled.mechanisms", "PLAIN");
+    config.put("listener.name.sasl_ssl.plain.sasl.jaas.config", SaslIT.JAAS_PLAIN);
     config.put("ssl.keystore.location", brokerKeystore.toString());
     config.put("ssl.keystore.password", TestCertificates.PASSWORD);
     config.put("ssl.key.password", TestCertificates.PASSWORD);
@@ -93,6 +106,22 @@ class TlsIT {
       p.put(SslConfigs.SSL_KEYSTORE_PASSWORD_CONFIG, TestCertificates.PASSWORD);
       p.put(SslConfigs.SSL_KEY_PASSWORD_CONFIG, TestCertificates.PASSWORD);
     }
+    p.put(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG, "1000");
+    return p;
+  }
+
+  /** Alice over SASL_SSL with PLAIN: the broker shows its certificate, the client none. */
+  private static Properties saslSsl() {
+    Properties p = new Properties();
+    p.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + saslSslPort);
+    p.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_SSL");
+    p.put(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, truststore.toString());
+    p.put(SslConfigs.SSL_TRUSTSTORE_PASSWORD_CONFIG, TestCertificates.PASSWORD);
+    p.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
+    p.put(
+        SaslConfigs.SASL_JAAS_CONFIG,
+        "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\""
+            + " password=\"alice-secret\";");
     p.put(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG, "1000");
     return p;
   }
@@ -176,9 +205,10 @@ class TlsIT {
   }
 
   @Test
-  void aReplacedKeystoreServesNewConnectionsWhileRunningClientsSeeNoError() throws Exception {
+  void aReplacedKeystoreServesNewConnectionsWhileRunningSaslSslClientsSeeNoError()
+      throws Exception {
     String topic = "rotation";
-    Properties alice = ssl(clientKeystore, truststore);
+    Properties alice = saslSsl();
     try (Admin admin = Admin.create(alice)) {
       admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
     }
@@ -224,17 +254,21 @@ class TlsIT {
     producing.start();
     consuming.start();
     try {
-      BigInteger first = servedSerial();
+      BigInteger first = servedSerial(sslPort);
+      assertThat(servedSerial(saslSslPort)).isEqualTo(first);
       for (int rotation = 1; rotation <= 2; rotation++) {
         long ackedBefore = acked.get();
         TestCertificates.Issued next = ca.issue("broker-0-rotation-" + rotation);
         next.writeKeystore(brokerKeystore);
         await()
             .atMost(Duration.ofMinutes(1))
-            .until(() -> servedSerial().equals(next.certificate().getSerialNumber()));
+            .until(
+                () ->
+                    servedSerial(sslPort).equals(next.certificate().getSerialNumber())
+                        && servedSerial(saslSslPort).equals(next.certificate().getSerialNumber()));
         await().atMost(Duration.ofMinutes(1)).until(() -> acked.get() > ackedBefore + 1_000);
       }
-      assertThat(servedSerial()).isNotEqualTo(first);
+      assertThat(servedSerial(saslSslPort)).isNotEqualTo(first);
     } finally {
       running.set(false);
       producing.join(TimeUnit.MINUTES.toMillis(1));
@@ -253,8 +287,8 @@ class TlsIT {
     }
   }
 
-  /** The serial number of the certificate a new TLS connection to the SSL listener is shown. */
-  private static BigInteger servedSerial() throws Exception {
+  /** The serial number of the certificate a new TLS connection to {@code port} is shown. */
+  private static BigInteger servedSerial(int port) throws Exception {
     KeyStore trusted = KeyStore.getInstance("PKCS12");
     try (var in = java.nio.file.Files.newInputStream(truststore)) {
       trusted.load(in, TestCertificates.PASSWORD.toCharArray());
@@ -270,7 +304,7 @@ class TlsIT {
     SSLContext context = SSLContext.getInstance("TLS");
     context.init(keys.getKeyManagers(), trust.getTrustManagers(), null);
     try (SSLSocket socket =
-        (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", sslPort)) {
+        (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
       socket.setSoTimeout(10_000);
       socket.startHandshake();
       return ((X509Certificate) socket.getSession().getPeerCertificates()[0]).getSerialNumber();
