@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.tidelog.broker.config.BrokerConfig;
+import io.tidelog.broker.config.Listener;
+import io.tidelog.broker.security.SslEngineSource;
 import java.math.BigInteger;
 import java.nio.file.Path;
 import java.security.KeyStore;
@@ -21,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSession;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.clients.CommonClientConfigs;
@@ -36,11 +40,13 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.errors.SslAuthenticationException;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -51,6 +57,7 @@ import org.junit.jupiter.api.io.TempDir;
  * replaced twice under a producer and a consumer running on the SASL_SSL listener, which see no
  * error while both TLS listeners move to each new certificate.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TlsIT {
   @TempDir static Path dir;
   static TestCertificates.Authority ca;
@@ -60,9 +67,42 @@ class TlsIT {
   static int sslPort;
   static int saslSslPort;
   static TestBroker broker;
+  static Map<String, String> config;
+
+  /** Configs the broker gets besides the listeners' own. */
+  Map<String, String> extraConfigs() {
+    return Map.of();
+  }
+
+  /** The class of the TLS engines the configs give: the JDK's by default. */
+  String expectedEngine() {
+    return "sun.security.ssl.SSLEngineImpl";
+  }
+
+  @Test
+  void theListenersGetEnginesOfTheConfiguredFactory() throws Exception {
+    Map<String, String> raw = new HashMap<>(config);
+    raw.put("node.id", "0");
+    raw.put("log.dirs", dir.resolve("unused").toString());
+    BrokerConfig parsed = BrokerConfig.parse(raw);
+    int secured = 0;
+    for (Listener listener : parsed.listeners().bound()) {
+      if (listener.protocol() == SecurityProtocol.SSL
+          || listener.protocol() == SecurityProtocol.SASL_SSL) {
+        SslEngineSource engines = new SslEngineSource(listener.name(), parsed.security(listener));
+        assertThat(engines.serverEngine().getClass().getName())
+            .as(listener.name())
+            .isEqualTo(expectedEngine());
+        secured++;
+      }
+    }
+    assertThat(secured).isEqualTo(2);
+    assertThat(served(sslPort).getProtocol()).isEqualTo("TLSv1.3");
+  }
 
   @BeforeAll
-  static void start() throws Exception {
+  void start() throws Exception {
+    Map<String, String> extra = extraConfigs();
     ca = TestCertificates.authority("tidelog-test-ca");
     brokerKeystore = ca.issue("broker-0").writeKeystore(dir.resolve("broker.p12"));
     truststore = ca.writeTruststore(dir.resolve("truststore.p12"));
@@ -70,7 +110,7 @@ class TlsIT {
     sslPort = EtcdServer.freePort();
     saslSslPort = EtcdServer.freePort();
     int plainPort = EtcdServer.freePort();
-    Map<String, String> config = new HashMap<>();
+    config = new HashMap<>();
     config.put(
         "listeners",
         "PLAINTEXT://127.0.0.1:"
@@ -87,6 +127,7 @@ class TlsIT {
     config.put("ssl.truststore.location", truststore.toString());
     config.put("ssl.truststore.password", TestCertificates.PASSWORD);
     config.put("listener.name.ssl.ssl.client.auth", "required");
+    config.putAll(extra);
     broker = TestBroker.start(dir.resolve("logs"), config);
   }
 
@@ -289,6 +330,11 @@ class TlsIT {
 
   /** The serial number of the certificate a new TLS connection to {@code port} is shown. */
   private static BigInteger servedSerial(int port) throws Exception {
+    return ((X509Certificate) served(port).getPeerCertificates()[0]).getSerialNumber();
+  }
+
+  /** The session a new TLS connection to {@code port} gets. */
+  private static SSLSession served(int port) throws Exception {
     KeyStore trusted = KeyStore.getInstance("PKCS12");
     try (var in = java.nio.file.Files.newInputStream(truststore)) {
       trusted.load(in, TestCertificates.PASSWORD.toCharArray());
@@ -307,7 +353,7 @@ class TlsIT {
         (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
       socket.setSoTimeout(10_000);
       socket.startHandshake();
-      return ((X509Certificate) socket.getSession().getPeerCertificates()[0]).getSerialNumber();
+      return socket.getSession();
     }
   }
 

@@ -6,7 +6,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.config.ConfigDef;
-import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
@@ -125,12 +124,6 @@ public final class SecurityConfigs {
           }
         });
     Map<String, Object> values = new HashMap<>(CONFIG_DEF.parse(merged));
-    if (values.get(SslConfigs.SSL_ENGINE_FACTORY_CLASS_CONFIG) != null) {
-      throw new ConfigException(
-          SslConfigs.SSL_ENGINE_FACTORY_CLASS_CONFIG,
-          values.get(SslConfigs.SSL_ENGINE_FACTORY_CLASS_CONFIG),
-          "Tidelog's listeners use Kafka's DefaultSslEngineFactory; a custom one is not loaded");
-    }
     @SuppressWarnings("unchecked")
     List<String> mechanisms =
         (List<String>) values.get(BrokerSecurityConfigs.SASL_ENABLED_MECHANISMS_CONFIG);

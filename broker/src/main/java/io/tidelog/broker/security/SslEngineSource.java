@@ -9,14 +9,18 @@ import java.util.HashMap;
 import java.util.Map;
 import javax.net.ssl.SSLEngine;
 import org.apache.kafka.common.config.SslConfigs;
+import org.apache.kafka.common.security.auth.SslEngineFactory;
 import org.apache.kafka.common.security.ssl.DefaultSslEngineFactory;
+import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The TLS engines of one listener, made by Kafka's own {@link DefaultSslEngineFactory} from the
- * listener's {@code ssl.*} configs (keystore and truststore as PKCS12, JKS or PEM, protocols,
- * cipher suites, {@code ssl.client.auth}), one engine per connection, as Kafka's channels get them.
+ * The TLS engines of one listener, made from the listener's {@code ssl.*} configs (keystore and
+ * truststore as PKCS12, JKS or PEM, protocols, cipher suites, {@code ssl.client.auth}) by the
+ * {@code ssl.engine.factory.class}, as in Kafka: Kafka's own {@link DefaultSslEngineFactory} (the
+ * JDK's engines) unless it names another, such as {@link OpenSslEngineFactory}; one engine per
+ * connection, as Kafka's channels get them.
  *
  * <p>{@link #maybeReload()} reads the keystore and truststore files again and, when their bytes
  * changed, builds a new factory that every later connection gets its engine from; established
@@ -31,7 +35,7 @@ public final class SslEngineSource {
   private static final Logger LOG = LoggerFactory.getLogger(SslEngineSource.class);
   private final String listener;
   private final Map<String, Object> configs;
-  private volatile DefaultSslEngineFactory factory;
+  private volatile SslEngineFactory factory;
   private Map<String, byte[]> loaded;
 
   /**
@@ -69,7 +73,7 @@ public final class SslEngineSource {
     if (sameFiles(now, loaded)) {
       return false;
     }
-    DefaultSslEngineFactory rebuilt;
+    SslEngineFactory rebuilt;
     try {
       rebuilt = build();
     } catch (RuntimeException e) {
@@ -80,16 +84,20 @@ public final class SslEngineSource {
           e.getMessage());
       return false;
     }
-    DefaultSslEngineFactory previous = factory;
+    SslEngineFactory previous = factory;
     factory = rebuilt;
     loaded = now;
-    previous.close();
+    Utils.closeQuietly(previous, "the replaced TLS engine factory");
     LOG.info("Listener {}: new connections get the changed keystore and truststore", listener);
     return true;
   }
 
-  private DefaultSslEngineFactory build() {
-    DefaultSslEngineFactory built = new DefaultSslEngineFactory();
+  private SslEngineFactory build() {
+    Class<?> type = (Class<?>) configs.get(SslConfigs.SSL_ENGINE_FACTORY_CLASS_CONFIG);
+    SslEngineFactory built =
+        type == null
+            ? new DefaultSslEngineFactory()
+            : Utils.newInstance(type, SslEngineFactory.class);
     built.configure(configs);
     return built;
   }
