@@ -39,6 +39,7 @@ import io.tidelog.broker.protocol.ScramCredentialsHandler;
 import io.tidelog.broker.protocol.TopicAdminHandler;
 import io.tidelog.broker.protocol.TopicMetrics;
 import io.tidelog.broker.quota.ClientQuotaManager;
+import io.tidelog.broker.quota.ControllerMutationQuotaManager;
 import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
@@ -116,8 +117,12 @@ public final class Broker implements AutoCloseable {
   private final Authorization authorization;
   private final Quotas quotas;
 
-  /** The byte-rate quotas, and the Kafka metrics their rates live in. */
-  private record Quotas(Metrics metrics, ClientQuotaManager produce, ClientQuotaManager fetch) {}
+  /** The client quotas, and the Kafka metrics their rates and buckets live in. */
+  private record Quotas(
+      Metrics metrics,
+      ClientQuotaManager produce,
+      ClientQuotaManager fetch,
+      ControllerMutationQuotaManager mutations) {}
 
   private PeerListener peers;
   private ReplicaFetchers fetchers;
@@ -172,6 +177,8 @@ public final class Broker implements AutoCloseable {
     ClientQuotaManager fetchQuota =
         new ClientQuotaManager(
             "consumer_byte_rate", quotaMetrics, Time.SYSTEM, throttles[0], throttles[1]);
+    ControllerMutationQuotaManager mutationQuota =
+        new ControllerMutationQuotaManager(quotaMetrics, Time.SYSTEM, throttles[0], throttles[1]);
     Authorization authorization =
         config
             .authorizerConfigs()
@@ -216,10 +223,12 @@ public final class Broker implements AutoCloseable {
             if (delta.everything() || delta.quotas()) {
               produceQuota.update(image.quotas());
               fetchQuota.update(image.quotas());
+              mutationQuota.update(image.quotas());
             }
           });
       produceQuota.update(metadata.image().quotas());
       fetchQuota.update(metadata.image().quotas());
+      mutationQuota.update(metadata.image().quotas());
       logManager =
           LogManager.start(
               config.logDirs(),
@@ -251,7 +260,7 @@ public final class Broker implements AutoCloseable {
             security,
             authorization,
             registry,
-            new Quotas(quotaMetrics, produceQuota, fetchQuota));
+            new Quotas(quotaMetrics, produceQuota, fetchQuota, mutationQuota));
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
     try {
@@ -380,7 +389,8 @@ public final class Broker implements AutoCloseable {
 
   private void listen(BrokerConfig config) throws Exception {
     TopicAdminHandler topics =
-        new TopicAdminHandler(config, metadata, metadataExecutor, authorization);
+        new TopicAdminHandler(
+            config, metadata, metadataExecutor, authorization, quotas.mutations());
     leaderOffsets = new LeaderOffsets(vertx, peers, replicas, metadata::image);
     TopicMetrics topicMetrics = new TopicMetrics(registry);
     metadata.addListener(

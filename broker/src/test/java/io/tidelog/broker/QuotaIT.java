@@ -3,21 +3,34 @@ package io.tidelog.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.CreatePartitionsOptions;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.DeleteTopicsOptions;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.errors.ThrottlingQuotaExceededException;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -144,5 +157,112 @@ class QuotaIT {
         QUOTA_BYTES_PER_SECOND, kafkaRate, tidelogRate, tidelogRate / kafkaRate);
     assertThat(tidelogRate).isBetween(0.9 * kafkaRate, 1.1 * kafkaRate);
     assertThat(tidelogRate).isBetween(0.8 * QUOTA_BYTES_PER_SECOND, 1.2 * QUOTA_BYTES_PER_SECOND);
+  }
+
+  /**
+   * A client id under {@code controller_mutation_rate} 10, creating topics of 50 partitions, then,
+   * in debt, creating one with validateOnly, adding partitions and deleting a topic, all without
+   * the Admin's retries: every step's outcome, in order, as each broker answers it.
+   */
+  private static List<String> mutations(String bootstrap) throws Exception {
+    Map<String, Object> config =
+        Map.of(
+            AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+            bootstrap,
+            AdminClientConfig.CLIENT_ID_CONFIG,
+            "mutator");
+    List<String> outcomes = new ArrayList<>();
+    try (Admin admin = Admin.create(config)) {
+      ClientQuotaEntity mutator =
+          new ClientQuotaEntity(Map.of(ClientQuotaEntity.CLIENT_ID, "mutator"));
+      admin
+          .alterClientQuotas(
+              List.of(
+                  new ClientQuotaAlteration(
+                      mutator,
+                      List.of(new ClientQuotaAlteration.Op("controller_mutation_rate", 10.0)))))
+          .all()
+          .get();
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  admin
+                      .describeClientQuotas(
+                          ClientQuotaFilter.containsOnly(
+                              List.of(
+                                  ClientQuotaFilterComponent.ofEntity(
+                                      ClientQuotaEntity.CLIENT_ID, "mutator"))))
+                      .entities()
+                      .get()
+                      .containsKey(mutator));
+      // 11 s of the rate, 110 partitions, may go at once; the topic that finds the bucket in debt
+      // is refused, at most 6 topics in
+      for (int i = 1; i <= 6; i++) {
+        String outcome =
+            outcome(
+                admin
+                    .createTopics(
+                        List.of(new NewTopic("mq-" + i, 50, (short) 1)),
+                        new CreateTopicsOptions().retryOnQuotaViolation(false))
+                    .all());
+        outcomes.add("create mq-" + i + " (50): " + outcome);
+        if (!outcome.equals("NONE")) {
+          break;
+        }
+      }
+      outcomes.add(
+          "create mq-v (50, validate only): "
+              + outcome(
+                  admin
+                      .createTopics(
+                          List.of(new NewTopic("mq-v", 50, (short) 1)),
+                          new CreateTopicsOptions().validateOnly(true).retryOnQuotaViolation(false))
+                      .all()));
+      outcomes.add(
+          "add 10 partitions to mq-1: "
+              + outcome(
+                  admin
+                      .createPartitions(
+                          Map.of("mq-1", NewPartitions.increaseTo(60)),
+                          new CreatePartitionsOptions().retryOnQuotaViolation(false))
+                      .all()));
+      outcomes.add(
+          "delete mq-1: "
+              + outcome(
+                  admin
+                      .deleteTopics(
+                          List.of("mq-1"), new DeleteTopicsOptions().retryOnQuotaViolation(false))
+                      .all()));
+    }
+    return outcomes;
+  }
+
+  /**
+   * NONE, or the error's name; a throttled one with its throttle time rounded to whole seconds, the
+   * debt of at most 50 partitions at 10 a second.
+   */
+  private static String outcome(KafkaFuture<Void> result) throws InterruptedException {
+    try {
+      result.get();
+      return "NONE";
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof ThrottlingQuotaExceededException throttled) {
+        assertThat(throttled.throttleTimeMs()).as("throttle time").isBetween(1, 5_500);
+        return "THROTTLING_QUOTA_EXCEEDED";
+      }
+      return Errors.forException(e.getCause()).name();
+    }
+  }
+
+  @Test
+  void controllerMutationsOverTheirRateAreRefusedAsKafkaRefusesThem() throws Exception {
+    List<String> kafkaOutcomes = mutations("127.0.0.1:" + kafka.port);
+    List<String> tidelogOutcomes = mutations(tidelog.bootstrap());
+    System.out.printf(
+        "controller_mutation_rate 10:%n  Kafka   %s%n  Tidelog %s%n",
+        kafkaOutcomes, tidelogOutcomes);
+    assertThat(kafkaOutcomes).contains("create mq-4 (50): THROTTLING_QUOTA_EXCEEDED");
+    assertThat(tidelogOutcomes).isEqualTo(kafkaOutcomes);
   }
 }

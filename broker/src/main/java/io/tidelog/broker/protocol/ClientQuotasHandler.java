@@ -1,6 +1,7 @@
 package io.tidelog.broker.protocol;
 
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.quota.ControllerMutationQuotaManager;
 import io.tidelog.broker.security.Authorization;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -31,16 +32,19 @@ import org.apache.kafka.common.requests.RequestContext;
  * stored in etcd and applied by every broker from its watch. Altering needs ALTER_CONFIGS on the
  * cluster, describing DESCRIBE_CONFIGS (CLUSTER_AUTHORIZATION_FAILED).
  *
- * <p>Quotas of IP addresses ({@code connection_creation_rate}) are refused: Tidelog does not
- * enforce them yet, and a quota that is stored but not kept would mislead.
+ * <p>Quotas of IP addresses ({@code connection_creation_rate}) and {@code request_percentage} are
+ * refused: Tidelog does not enforce them yet, and a quota that is stored but not kept would
+ * mislead.
  */
 public final class ClientQuotasHandler {
-  /** The keys a user or client id quota takes; both are whole numbers of bytes per second. */
+  /** The byte rates a user or client id quota takes: whole numbers of bytes per second. */
   static final Set<String> KEYS = Set.of("producer_byte_rate", "consumer_byte_rate");
 
+  /** The other rate a user or client id quota takes: partition mutations per second, any number. */
+  private static final String MUTATION_RATE = ControllerMutationQuotaManager.QUOTA_KEY;
+
   /** Kafka's keys that Tidelog does not enforce yet. */
-  private static final Set<String> NOT_ENFORCED =
-      Set.of("request_percentage", "controller_mutation_rate");
+  private static final Set<String> NOT_ENFORCED = Set.of("request_percentage");
 
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
@@ -119,11 +123,15 @@ public final class ClientQuotasHandler {
         return new ApiError(
             Errors.INVALID_REQUEST, op.key() + " is not enforced by Tidelog yet, so not stored");
       }
-      if (!KEYS.contains(op.key()) && !NOT_ENFORCED.contains(op.key())) {
+      if (!KEYS.contains(op.key())
+          && !op.key().equals(MUTATION_RATE)
+          && !NOT_ENFORCED.contains(op.key())) {
         return new ApiError(Errors.INVALID_REQUEST, "Invalid configuration key " + op.key());
       }
       Double value = op.value();
-      if (value != null && (Math.floor(value) != value || value > Long.MAX_VALUE)) {
+      if (KEYS.contains(op.key())
+          && value != null
+          && (Math.floor(value) != value || value > Long.MAX_VALUE)) {
         return new ApiError(
             Errors.INVALID_REQUEST,
             "Proposed value for " + op.key() + " must be a whole number, not " + value);

@@ -5,6 +5,8 @@ import io.tidelog.broker.cluster.ReplicaAssignment;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.TopicConfigs;
+import io.tidelog.broker.quota.ControllerMutationQuotaManager;
+import io.tidelog.broker.quota.ControllerMutationQuotaManager.RequestQuota;
 import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -85,16 +87,19 @@ public final class TopicAdminHandler {
   private final Executor metadataExecutor;
   private final MutationQuota autoCreateQuota;
   private final Authorization authorization;
+  private final ControllerMutationQuotaManager mutationQuotas;
 
   public TopicAdminHandler(
       BrokerConfig brokerConfig,
       MetadataStore metadata,
       Executor metadataExecutor,
-      Authorization authorization) {
+      Authorization authorization,
+      ControllerMutationQuotaManager mutationQuotas) {
     this.brokerConfig = brokerConfig;
     this.metadata = metadata;
     this.metadataExecutor = metadataExecutor;
     this.authorization = authorization;
+    this.mutationQuotas = mutationQuotas;
     this.autoCreateQuota = new MutationQuota(brokerConfig.autoCreatePartitionRate());
   }
 
@@ -111,6 +116,7 @@ public final class TopicAdminHandler {
     }
     Map<String, CompletableFuture<TopicMetadata>> outcomes = new LinkedHashMap<>();
     List<MetadataStore.NewTopic> valid = new ArrayList<>();
+    RequestQuota quota = mutationQuota(context, 6);
     long records = 0;
     for (CreatableTopic topic : create.data().topics()) {
       if (!creatable.test(topic.name())) {
@@ -129,10 +135,12 @@ public final class TopicAdminHandler {
                 topic.replicationFactor(),
                 configs,
                 !topic.assignments().isEmpty());
-        valid.add(checked);
         if (metadata.topic(checked.name()).isEmpty()) {
+          // as Kafka's controller: a new topic that passed every check costs its partitions
+          quota.record(checked.partitions());
           records += 1 + checked.partitions() + checked.configs().size();
         }
+        valid.add(checked);
       } catch (RuntimeException e) {
         outcomes.put(topic.name(), CompletableFuture.failedFuture(e));
       }
@@ -162,8 +170,19 @@ public final class TopicAdminHandler {
               for (CreatableTopic topic : create.data().topics()) {
                 data.topics().add(result(topic.name(), outcomes.get(topic.name()), header));
               }
-              return new CreateTopicsResponse(data);
+              return new CreateTopicsResponse(data.setThrottleTimeMs(quota.throttleTimeMs()));
             });
+  }
+
+  /**
+   * The request's {@code controller_mutation_rate} quota: strict from {@code strictSinceVersion},
+   * the first version of the API that knows THROTTLING_QUOTA_EXCEEDED, as Kafka's.
+   */
+  private RequestQuota mutationQuota(RequestContext context, int strictSinceVersion) {
+    return mutationQuotas.forRequest(
+        context.principal.getName(),
+        context.clientId(),
+        context.header.apiVersion() >= strictSinceVersion);
   }
 
   /**
@@ -324,6 +343,7 @@ public final class TopicAdminHandler {
       return CompletableFuture.completedFuture(new CreatePartitionsResponse(refused));
     }
     List<CompletableFuture<CreatePartitionsTopicResult>> results = new ArrayList<>();
+    RequestQuota quota = mutationQuota(context, 3);
     for (CreatePartitionsTopic topic : data.topics()) {
       CompletableFuture<TopicMetadata> grown =
           !alterable.test(topic.name())
@@ -335,7 +355,8 @@ public final class TopicAdminHandler {
                           topic.name(),
                           topic.count(),
                           topic.assignments() != null,
-                          data.validateOnly()),
+                          data.validateOnly(),
+                          quota),
                   metadataExecutor);
       results.add(
           grown.handle(
@@ -354,7 +375,8 @@ public final class TopicAdminHandler {
             v -> {
               CreatePartitionsResponseData response = new CreatePartitionsResponseData();
               results.forEach(r -> response.results().add(r.join()));
-              return new CreatePartitionsResponse(response);
+              return new CreatePartitionsResponse(
+                  response.setThrottleTimeMs(quota.throttleTimeMs()));
             });
   }
 
@@ -371,7 +393,7 @@ public final class TopicAdminHandler {
   }
 
   private TopicMetadata grow(
-      String name, int count, boolean manualAssignment, boolean validateOnly) {
+      String name, int count, boolean manualAssignment, boolean validateOnly, RequestQuota quota) {
     TopicMetadata topic =
         metadata
             .topic(name)
@@ -388,6 +410,7 @@ public final class TopicAdminHandler {
               + count
               + ".");
     }
+    quota.record(count - topic.partitions());
     if (validateOnly) {
       ReplicaAssignment.assign(
           metadata.image().brokers().values(),
@@ -407,6 +430,7 @@ public final class TopicAdminHandler {
     Predicate<String> deletable =
         authorization.on(context, AclOperation.DELETE, ResourceType.TOPIC);
     List<CompletableFuture<DeletableTopicResult>> results = new ArrayList<>();
+    RequestQuota quota = mutationQuota(context, 5);
     for (DeleteTopicState state : delete.topics()) {
       String name = state.name();
       boolean mayDescribe = describable.test(name);
@@ -427,6 +451,7 @@ public final class TopicAdminHandler {
                 if (!mayDelete) {
                   throw new TopicAuthorizationException(Set.of(name));
                 }
+                quota.record(topic.partitions());
                 metadata.deleteTopic(name);
                 return topic;
               },
@@ -448,7 +473,7 @@ public final class TopicAdminHandler {
             v -> {
               DeleteTopicsResponseData data = new DeleteTopicsResponseData();
               results.forEach(r -> data.responses().add(r.join()));
-              return new DeleteTopicsResponse(data);
+              return new DeleteTopicsResponse(data.setThrottleTimeMs(quota.throttleTimeMs()));
             });
   }
 }

@@ -2,7 +2,6 @@ package io.tidelog.broker.quota;
 
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.MetricName;
@@ -19,13 +18,11 @@ import org.apache.kafka.common.utils.Time;
 /**
  * One kind of byte-rate quota ({@code producer_byte_rate} or {@code consumer_byte_rate}), as
  * Kafka's {@code ClientQuotaManager} enforces it: the quota of a request's user and client id is
- * the first set of, in Kafka's order, (user, client id), (user, default client), (user), (default
- * user, client id), (default user, default client), (default user), (client id), (default client).
- * Each user and client the matched quota names gets its own rate, measured by a kafka-clients
- * {@link Rate} over {@value #SAMPLES} windows of {@value #WINDOW_SECONDS} s (Kafka's {@code
- * quota.window.num} and {@code quota.window.size.seconds}); a request that takes the rate over the
- * quota is served, and its client throttled for as long as it takes the rate to come back within
- * the quota, at most the whole measured span.
+ * found in Kafka's order ({@link QuotaMatch}). Each user and client the matched quota names gets
+ * its own rate, measured by a kafka-clients {@link Rate} over {@value #SAMPLES} windows of {@value
+ * #WINDOW_SECONDS} s (Kafka's {@code quota.window.num} and {@code quota.window.size.seconds}); a
+ * request that takes the rate over the quota is served, and its client throttled for as long as it
+ * takes the rate to come back within the quota, at most the whole measured span.
  *
  * <p>Bounded: a rate exists only for clients under some quota, and is dropped after an hour without
  * requests, as Kafka's are. Thread-safe.
@@ -83,43 +80,8 @@ public final class ClientQuotaManager {
     quotas = Map.copyOf(all);
   }
 
-  /** The quota that applies to a user and client id, and whom its rate is kept for. */
-  record Applied(double bound, String user, String clientId) {}
-
-  Applied applied(String user, String clientId) {
-    Map<ClientQuotaEntity, Map<String, Double>> now = quotas;
-    String u = ClientQuotaEntity.USER;
-    String c = ClientQuotaEntity.CLIENT_ID;
-    Object[][] order = {
-      {entity(u, user, c, clientId), user, clientId},
-      {entity(u, user, c, null), user, clientId},
-      {entity(u, user), user, ""},
-      {entity(u, null, c, clientId), user, clientId},
-      {entity(u, null, c, null), user, clientId},
-      {entity(u, null), user, ""},
-      {entity(c, clientId), "", clientId},
-      {entity(c, null), "", clientId},
-    };
-    for (Object[] candidate : order) {
-      Map<String, Double> values = now.get((ClientQuotaEntity) candidate[0]);
-      if (values != null && values.containsKey(quotaKey)) {
-        return new Applied(values.get(quotaKey), (String) candidate[1], (String) candidate[2]);
-      }
-    }
-    return null;
-  }
-
-  private static ClientQuotaEntity entity(String type, String name) {
-    Map<String, String> entries = new HashMap<>();
-    entries.put(type, name);
-    return new ClientQuotaEntity(entries);
-  }
-
-  private static ClientQuotaEntity entity(String type1, String name1, String type2, String name2) {
-    Map<String, String> entries = new HashMap<>();
-    entries.put(type1, name1);
-    entries.put(type2, name2);
-    return new ClientQuotaEntity(entries);
+  QuotaMatch applied(String user, String clientId) {
+    return QuotaMatch.find(quotas, quotaKey, user, clientId);
   }
 
   /**
@@ -127,7 +89,7 @@ public final class ClientQuotaManager {
    * the client is throttled for: 0 within its quota or with none.
    */
   public int recordAndGetThrottleTimeMs(String user, String clientId, long bytes) {
-    Applied applied = applied(user, clientId == null ? "" : clientId);
+    QuotaMatch applied = applied(user, clientId == null ? "" : clientId);
     if (applied == null) {
       return 0;
     }
@@ -149,7 +111,7 @@ public final class ClientQuotaManager {
     }
   }
 
-  private Sensor sensor(Applied applied) {
+  private Sensor sensor(QuotaMatch applied) {
     String name = quotaKey + ":" + applied.user() + ":" + applied.clientId();
     MetricConfig config =
         new MetricConfig()

@@ -55,7 +55,7 @@ class ClientQuotaManagerTest {
     // each level in turn is the most specific one left, once the ones above it are removed
     for (int i = 0; i < order.length; i++) {
       quotas.update(all);
-      ClientQuotaManager.Applied applied = quotas.applied("alice", "app");
+      QuotaMatch applied = quotas.applied("alice", "app");
       assertThat(applied.bound()).as("level %d", i + 1).isEqualTo(i + 1);
       String[] e = order[i];
       all.remove(entity(e[0], e[1], e[2].contains("u"), e[2].contains("c")));
@@ -67,7 +67,7 @@ class ClientQuotaManagerTest {
   @Test
   void aDefaultQuotaKeepsARateForEachUserAndAClientOverItIsThrottled() {
     quotas.update(Map.of(entity(null, null, true, false), Map.of("producer_byte_rate", 1_000.0)));
-    ClientQuotaManager.Applied alice = quotas.applied("alice", "app");
+    QuotaMatch alice = quotas.applied("alice", "app");
     assertThat(alice.user()).isEqualTo("alice");
     assertThat(alice.clientId()).isEmpty();
     assertThat(quotas.recordAndGetThrottleTimeMs("alice", "app", 5_000))
