@@ -37,12 +37,25 @@ final class FaultCluster implements AutoCloseable {
   final List<Node> etcd = new ArrayList<>();
   final List<Node> brokers = new ArrayList<>();
   private final Path dir;
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
-  private FaultCluster(Network network, Path dir) {
+  /** The secure round's CA and configs, or null for PLAINTEXT and plain HTTP to etcd. */
+  private final FaultSecurity security;
+
+  private final HttpClient http;
+
+  private FaultCluster(Network network, Path dir, FaultSecurity security) throws Exception {
     this.network = network;
     this.dir = dir;
+    this.security = security;
+    HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1));
+    if (security != null) {
+      http.sslContext(security.harnessTls());
+    }
+    this.http = http.build();
+  }
+
+  private String etcdScheme() {
+    return security == null ? "http" : "https";
   }
 
   /**
@@ -50,11 +63,17 @@ final class FaultCluster implements AutoCloseable {
    *
    * @param diskMb the size of each broker's log file system
    * @param brokerConfig broker configs on top of those the harness sets
+   * @param security the secure round's configs, or null for a PLAINTEXT cluster
    */
-  static FaultCluster start(Path dir, int brokerCount, int diskMb, Map<String, String> brokerConfig)
+  static FaultCluster start(
+      Path dir,
+      int brokerCount,
+      int diskMb,
+      Map<String, String> brokerConfig,
+      FaultSecurity security)
       throws Exception {
     unmountLeftovers();
-    FaultCluster cluster = new FaultCluster(Network.create(), dir);
+    FaultCluster cluster = new FaultCluster(Network.create(), dir, security);
     try {
       cluster.startEtcd();
       for (int id = 1; id <= brokerCount; id++) {
@@ -81,12 +100,10 @@ final class FaultCluster implements AutoCloseable {
             .collect(Collectors.joining(","));
     for (Network.Host host : hosts) {
       Path memberDir = dir.resolve(host.name());
-      String client = "http://" + host.address() + ":2379";
+      String client = etcdScheme() + "://" + host.address() + ":2379";
       String peer = "http://" + host.address() + ":2380";
-      Node member =
-          new Node(
-              host,
-              memberDir,
+      List<String> command =
+          new ArrayList<>(
               List.of(
                   "etcd",
                   "--name",
@@ -113,17 +130,22 @@ final class FaultCluster implements AutoCloseable {
                   "periodic",
                   "--auto-compaction-retention",
                   "1m"));
+      if (security != null) {
+        security.issue(host.name(), host.address());
+        command.addAll(security.etcdFlags(host.name()));
+      }
+      Node member = new Node(host, memberDir, command);
       member.start();
       etcd.add(member);
     }
     for (Node member : etcd) {
-      awaitHttp(member, "http://" + member.host.address() + ":2379/health");
+      awaitEtcd(member);
     }
   }
 
   String etcdEndpoints() {
     return etcd.stream()
-        .map(m -> "http://" + m.host.address() + ":2379")
+        .map(m -> etcdScheme() + "://" + m.host.address() + ":2379")
         .collect(Collectors.joining(","));
   }
 
@@ -140,6 +162,12 @@ final class FaultCluster implements AutoCloseable {
     config.put("tidelog.http.port", "8080");
     config.put("tidelog.etcd.endpoints", etcdEndpoints());
     config.put("num.io.threads", "2");
+    List<String> arguments = new ArrayList<>();
+    if (security != null) {
+      security.issue(host.name(), host.address());
+      config.putAll(security.brokerConfig(host.name(), host.address()));
+      arguments.addAll(security.brokerArguments());
+    }
     config.putAll(overrides);
     Path properties = brokerDir.resolve("server.properties");
     Files.writeString(
@@ -147,10 +175,8 @@ final class FaultCluster implements AutoCloseable {
         config.entrySet().stream()
             .map(e -> e.getKey() + "=" + e.getValue() + "\n")
             .collect(Collectors.joining()));
-    Node broker =
-        new Node(
-            host,
-            brokerDir,
+    List<String> command =
+        new ArrayList<>(
             List.of(
                 REPO.resolve("bin/tidelog").toString(),
                 "broker",
@@ -158,6 +184,8 @@ final class FaultCluster implements AutoCloseable {
                 properties.toString(),
                 "--heap",
                 "256m"));
+    command.addAll(arguments);
+    Node broker = new Node(host, brokerDir, command);
     broker.start();
     brokers.add(broker);
   }
@@ -204,7 +232,10 @@ final class FaultCluster implements AutoCloseable {
             http.send(
                 HttpRequest.newBuilder(
                         URI.create(
-                            "http://" + member.host.address() + ":2379/v3/maintenance/status"))
+                            etcdScheme()
+                                + "://"
+                                + member.host.address()
+                                + ":2379/v3/maintenance/status"))
                     .timeout(Duration.ofSeconds(2))
                     .POST(HttpRequest.BodyPublishers.ofString("{}"))
                     .build(),
@@ -223,7 +254,7 @@ final class FaultCluster implements AutoCloseable {
 
   /** Waits until the etcd member answers its health check (it has a leader). */
   void awaitEtcd(Node member) throws Exception {
-    awaitHttp(member, "http://" + member.host.address() + ":2379/health");
+    awaitHttp(member, etcdScheme() + "://" + member.host.address() + ":2379/health");
   }
 
   Path disk(Node broker) {

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +28,10 @@ import org.junit.jupiter.api.Test;
  * random faults for that long instead; {@code -Dtidelog.faults.seed=N} repeats a run's schedule.
  * The history is written to {@code target/faults/run-<seed>-<time>/history.json}, beside every
  * node's log.
+ *
+ * <p>The cluster is secured as a platform team would run it ({@link FaultSecurity}): every client
+ * and follower on SASL_SSL, the authorizer on, etcd over TLS with client certificates. {@code
+ * -Dtidelog.faults.security=plaintext} runs PLAINTEXT listeners and plain HTTP to etcd instead.
  */
 class FaultSuiteIT {
   private static final int BROKERS = 3;
@@ -60,10 +65,21 @@ class FaultSuiteIT {
         "fault suite: seed %d (-Dtidelog.faults.seed=%d repeats it), logs in %s%n",
         seed, seed, dir);
 
+    String protocol = System.getProperty("tidelog.faults.security", "sasl_ssl");
+    assertThat(protocol).as("tidelog.faults.security").isIn("sasl_ssl", "plaintext");
+    FaultSecurity security =
+        protocol.equals("sasl_ssl") ? FaultSecurity.create(dir.resolve("tls")) : null;
+    System.out.printf("fault suite: %s listeners%n", protocol.toUpperCase(Locale.ROOT));
+
     History history = new History();
     List<String> log = new ArrayList<>();
-    try (FaultCluster cluster = FaultCluster.start(dir, BROKERS, 128, BROKER_CONFIG);
-        Workload workload = new Workload(cluster.bootstrap(), history, PARTITIONS)) {
+    try (FaultCluster cluster = FaultCluster.start(dir, BROKERS, 128, BROKER_CONFIG, security);
+        Workload workload =
+            new Workload(
+                cluster.bootstrap(),
+                security == null ? Map.of() : security.clientConfig(),
+                history,
+                PARTITIONS)) {
       workload.createTopic();
       workload.awaitInSync();
       workload.start(

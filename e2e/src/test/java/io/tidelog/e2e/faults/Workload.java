@@ -50,6 +50,7 @@ final class Workload implements AutoCloseable {
   private static final long JOIN_TIMEOUT_MS = 30_000;
   private static final Duration IN_SYNC_TIMEOUT = Duration.ofSeconds(90);
   private final String bootstrap;
+  private final Map<String, Object> security;
   private final History history;
   private final int partitions;
   private final Admin admin;
@@ -64,11 +65,16 @@ final class Workload implements AutoCloseable {
   private volatile boolean producing = true;
   private volatile boolean reading = true;
 
-  Workload(String bootstrap, History history, int partitions) {
+  /**
+   * @param security client configs every client gets (the secure round's SASL_SSL), or none
+   */
+  Workload(String bootstrap, Map<String, Object> security, History history, int partitions) {
     this.bootstrap = bootstrap;
+    this.security = security;
     this.history = history;
     this.partitions = partitions;
     Properties config = new Properties();
+    config.putAll(security);
     config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
     config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
@@ -112,6 +118,7 @@ final class Workload implements AutoCloseable {
 
   private void produce(String name, int rate) {
     Properties config = new Properties();
+    config.putAll(security);
     config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     config.put(ProducerConfig.ACKS_CONFIG, "all");
     config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -161,6 +168,7 @@ final class Workload implements AutoCloseable {
 
   private Properties consumerConfig() {
     Properties config = new Properties();
+    config.putAll(security);
     config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
