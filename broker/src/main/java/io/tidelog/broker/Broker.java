@@ -122,6 +122,7 @@ public final class Broker implements AutoCloseable {
       Metrics metrics,
       ClientQuotaManager produce,
       ClientQuotaManager fetch,
+      ClientQuotaManager requests,
       ControllerMutationQuotaManager mutations) {}
 
   private PeerListener peers;
@@ -173,10 +174,28 @@ public final class Broker implements AutoCloseable {
     Counter[] throttles = ClientQuotaManager.counters(registry);
     ClientQuotaManager produceQuota =
         new ClientQuotaManager(
-            "producer_byte_rate", quotaMetrics, Time.SYSTEM, throttles[0], throttles[1]);
+            "producer_byte_rate",
+            ClientQuotaManager.BYTE_RATE_MAX_THROTTLE_MS,
+            quotaMetrics,
+            Time.SYSTEM,
+            throttles[0],
+            throttles[1]);
     ClientQuotaManager fetchQuota =
         new ClientQuotaManager(
-            "consumer_byte_rate", quotaMetrics, Time.SYSTEM, throttles[0], throttles[1]);
+            "consumer_byte_rate",
+            ClientQuotaManager.BYTE_RATE_MAX_THROTTLE_MS,
+            quotaMetrics,
+            Time.SYSTEM,
+            throttles[0],
+            throttles[1]);
+    ClientQuotaManager requestQuota =
+        new ClientQuotaManager(
+            "request_percentage",
+            ClientQuotaManager.REQUEST_MAX_THROTTLE_MS,
+            quotaMetrics,
+            Time.SYSTEM,
+            throttles[0],
+            throttles[1]);
     ControllerMutationQuotaManager mutationQuota =
         new ControllerMutationQuotaManager(quotaMetrics, Time.SYSTEM, throttles[0], throttles[1]);
     Authorization authorization =
@@ -223,11 +242,13 @@ public final class Broker implements AutoCloseable {
             if (delta.everything() || delta.quotas()) {
               produceQuota.update(image.quotas());
               fetchQuota.update(image.quotas());
+              requestQuota.update(image.quotas());
               mutationQuota.update(image.quotas());
             }
           });
       produceQuota.update(metadata.image().quotas());
       fetchQuota.update(metadata.image().quotas());
+      requestQuota.update(metadata.image().quotas());
       mutationQuota.update(metadata.image().quotas());
       logManager =
           LogManager.start(
@@ -260,7 +281,7 @@ public final class Broker implements AutoCloseable {
             security,
             authorization,
             registry,
-            new Quotas(quotaMetrics, produceQuota, fetchQuota, mutationQuota));
+            new Quotas(quotaMetrics, produceQuota, fetchQuota, requestQuota, mutationQuota));
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
     try {
@@ -417,7 +438,8 @@ public final class Broker implements AutoCloseable {
     server =
         new SocketServer(
             vertx,
-            new RequestDispatcher(apis, security::get, authentications, registry),
+            new RequestDispatcher(
+                apis, security::get, authentications, quotas.requests(), registry),
             config.listenerLimits(),
             authentications,
             registry);

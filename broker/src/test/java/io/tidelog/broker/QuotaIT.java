@@ -159,6 +159,25 @@ class QuotaIT {
     assertThat(tidelogRate).isBetween(0.8 * QUOTA_BYTES_PER_SECOND, 1.2 * QUOTA_BYTES_PER_SECOND);
   }
 
+  /** Sets a quota of a client id, and waits until the broker describes it. */
+  private static void setClientQuota(Admin admin, String clientId, String key, double value)
+      throws Exception {
+    ClientQuotaEntity entity = new ClientQuotaEntity(Map.of(ClientQuotaEntity.CLIENT_ID, clientId));
+    admin
+        .alterClientQuotas(
+            List.of(
+                new ClientQuotaAlteration(
+                    entity, List.of(new ClientQuotaAlteration.Op(key, value)))))
+        .all()
+        .get();
+    ClientQuotaFilter filter =
+        ClientQuotaFilter.containsOnly(
+            List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.CLIENT_ID, clientId)));
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> admin.describeClientQuotas(filter).entities().get().containsKey(entity));
+  }
+
   /**
    * A client id under {@code controller_mutation_rate} 10, creating topics of 50 partitions, then,
    * in debt, creating one with validateOnly, adding partitions and deleting a topic, all without
@@ -173,29 +192,7 @@ class QuotaIT {
             "mutator");
     List<String> outcomes = new ArrayList<>();
     try (Admin admin = Admin.create(config)) {
-      ClientQuotaEntity mutator =
-          new ClientQuotaEntity(Map.of(ClientQuotaEntity.CLIENT_ID, "mutator"));
-      admin
-          .alterClientQuotas(
-              List.of(
-                  new ClientQuotaAlteration(
-                      mutator,
-                      List.of(new ClientQuotaAlteration.Op("controller_mutation_rate", 10.0)))))
-          .all()
-          .get();
-      Awaitility.await()
-          .atMost(Duration.ofSeconds(30))
-          .until(
-              () ->
-                  admin
-                      .describeClientQuotas(
-                          ClientQuotaFilter.containsOnly(
-                              List.of(
-                                  ClientQuotaFilterComponent.ofEntity(
-                                      ClientQuotaEntity.CLIENT_ID, "mutator"))))
-                      .entities()
-                      .get()
-                      .containsKey(mutator));
+      setClientQuota(admin, "mutator", "controller_mutation_rate", 10.0);
       // 11 s of the rate, 110 partitions, may go at once; the topic that finds the bucket in debt
       // is refused, at most 6 topics in
       for (int i = 1; i <= 6; i++) {
@@ -264,5 +261,62 @@ class QuotaIT {
         kafkaOutcomes, tidelogOutcomes);
     assertThat(kafkaOutcomes).contains("create mq-4 (50): THROTTLING_QUOTA_EXCEEDED");
     assertThat(tidelogOutcomes).isEqualTo(kafkaOutcomes);
+  }
+
+  /**
+   * Calls describeCluster as fast as one Admin can for 10 s, beside another doing the same: the
+   * calls each client id completed, the one named {@code busy} under {@code request_percentage} 1
+   * (10 ms of a thread a second).
+   */
+  private static Map<String, Long> requestRates(String bootstrap) throws Exception {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      setClientQuota(admin, "busy", "request_percentage", 1.0);
+    }
+    Map<String, AtomicLong> calls = Map.of("busy", new AtomicLong(), "free", new AtomicLong());
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    List<Thread> callers = new ArrayList<>();
+    for (String clientId : calls.keySet()) {
+      Thread caller =
+          new Thread(
+              () -> {
+                try (Admin admin =
+                    Admin.create(
+                        Map.of(
+                            AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                            bootstrap,
+                            AdminClientConfig.CLIENT_ID_CONFIG,
+                            clientId))) {
+                  for (int i = 0; i < 1_000_000 && System.nanoTime() < end; i++) {
+                    admin.describeCluster().clusterId().get();
+                    calls.get(clientId).incrementAndGet();
+                  }
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      caller.start();
+      callers.add(caller);
+    }
+    for (Thread caller : callers) {
+      caller.join(TimeUnit.MINUTES.toMillis(2));
+    }
+    return Map.of("busy", calls.get("busy").get(), "free", calls.get("free").get());
+  }
+
+  @Test
+  void aClientOverItsRequestPercentageIsThrottledAndOneBesideItIsNot() throws Exception {
+    Map<String, Long> kafkaCalls = requestRates("127.0.0.1:" + kafka.port);
+    Map<String, Long> tidelogCalls = requestRates(tidelog.bootstrap());
+    System.out.printf(
+        "request_percentage 1, describeCluster calls in 10 s: Kafka %s, Tidelog %s%n",
+        kafkaCalls, tidelogCalls);
+    for (Map<String, Long> calls : List.of(kafkaCalls, tidelogCalls)) {
+      assertThat(calls.get("busy")).isPositive().isLessThan(calls.get("free") / 2);
+    }
+    assertThat(
+            Scrape.of(tidelog.httpPort)
+                .value("tidelog_throttled_requests_total", "quota", "request_percentage"))
+        .isPositive();
   }
 }

@@ -40,11 +40,12 @@ public final class ClientQuotasHandler {
   /** The byte rates a user or client id quota takes: whole numbers of bytes per second. */
   static final Set<String> KEYS = Set.of("producer_byte_rate", "consumer_byte_rate");
 
-  /** The other rate a user or client id quota takes: partition mutations per second, any number. */
-  private static final String MUTATION_RATE = ControllerMutationQuotaManager.QUOTA_KEY;
-
-  /** Kafka's keys that Tidelog does not enforce yet. */
-  private static final Set<String> NOT_ENFORCED = Set.of("request_percentage");
+  /**
+   * The other rates a user or client id quota takes, any number: partition mutations per second,
+   * and the percent of a thread's time.
+   */
+  private static final Set<String> RATES =
+      Set.of(ControllerMutationQuotaManager.QUOTA_KEY, "request_percentage");
 
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
@@ -119,13 +120,7 @@ public final class ClientQuotasHandler {
       }
     }
     for (ClientQuotaAlteration.Op op : alteration.ops()) {
-      if (NOT_ENFORCED.contains(op.key()) && op.value() != null) {
-        return new ApiError(
-            Errors.INVALID_REQUEST, op.key() + " is not enforced by Tidelog yet, so not stored");
-      }
-      if (!KEYS.contains(op.key())
-          && !op.key().equals(MUTATION_RATE)
-          && !NOT_ENFORCED.contains(op.key())) {
+      if (!KEYS.contains(op.key()) && !RATES.contains(op.key())) {
         return new ApiError(Errors.INVALID_REQUEST, "Invalid configuration key " + op.key());
       }
       Double value = op.value();

@@ -4,6 +4,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tidelog.broker.network.AuthenticationMetrics;
 import io.tidelog.broker.network.ClientChannel;
 import io.tidelog.broker.network.RequestProcessor;
+import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.security.ListenerSecurity;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.apache.kafka.common.message.SaslAuthenticateResponseData;
 import org.apache.kafka.common.message.SaslHandshakeResponseData;
@@ -25,6 +27,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
@@ -54,6 +57,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
   private final RequestMetrics metrics;
   private final Function<String, ListenerSecurity> listeners;
   private final AuthenticationMetrics authenticationMetrics;
+  private final ClientQuotaManager requestQuota;
 
   /**
    * Serves one API, knowing who the client is and which listener it came in on: each handler
@@ -69,10 +73,12 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
       BrokerApis apis,
       Function<String, ListenerSecurity> listeners,
       AuthenticationMetrics authenticationMetrics,
+      ClientQuotaManager requestQuota,
       PrometheusRegistry registry) {
     this.metrics = new RequestMetrics(registry);
     this.listeners = listeners;
     this.authenticationMetrics = authenticationMetrics;
+    this.requestQuota = requestQuota;
     serve(
         ApiKeys.API_VERSIONS,
         (c, r) ->
@@ -151,6 +157,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
       return Future.failedFuture(
           "a " + frame.remaining() + "-byte frame cannot hold a request header");
     }
+    long startNanos = System.nanoTime();
     short apiId = frame.getShort(0);
     short version = frame.getShort(2);
     int correlationId = frame.getInt(4);
@@ -179,19 +186,89 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     long receivedNanos = metrics.received();
     Context context = Vertx.currentContext();
     if (SIZED_BY_CLUSTER.contains(api)) {
+      long[] answerNanos = new long[1];
       return context
-          .executeBlocking(() -> answer(api, client, request, receivedNanos), false)
+          .executeBlocking(
+              () -> {
+                long start = System.nanoTime();
+                CompletableFuture<AbstractResponse> answered =
+                    answer(api, client, request, receivedNanos);
+                answerNanos[0] = System.nanoTime() - start;
+                return answered;
+              },
+              false)
           .compose(answered -> Future.fromCompletionStage(answered, context))
-          .compose(r -> context.executeBlocking(() -> encode(r, header, request, version), false));
+          .compose(
+              r ->
+                  context.executeBlocking(
+                      () -> {
+                        throttle(r, client, request, answerNanos[0], session);
+                        return encodeAndRecord(r, header, request, version, client);
+                      },
+                      false));
     }
-    return Future.fromCompletionStage(answer(api, client, request, receivedNanos), context)
+    CompletableFuture<AbstractResponse> answered = answer(api, client, request, receivedNanos);
+    // what this thread spent on the request: parsing it and the handler's own part
+    long handlerNanos = System.nanoTime() - startNanos;
+    return Future.fromCompletionStage(answered, context)
         .map(
             r -> {
-              if (r.throttleTimeMs() > 0) {
-                session.mute(r.throttleTimeMs());
-              }
-              return encode(r, header, request, version);
+              throttle(r, client, request, handlerNanos, session);
+              return encodeAndRecord(r, header, request, version, client);
             });
+  }
+
+  /**
+   * Charges {@code nanos} of the request to its client's {@code request_percentage} quota, as Kafka
+   * charges its request handler threads' time, and sets and mutes for the longer of that throttle
+   * and the response's own (a byte-rate quota's). Follower fetches and cluster actions are exempt,
+   * as in Kafka.
+   */
+  private void throttle(
+      AbstractResponse response,
+      RequestContext client,
+      AbstractRequest request,
+      long nanos,
+      ClientSession session) {
+    if (!exempt(request)) {
+      int requestThrottleMs =
+          requestQuota.recordAndGetThrottleTimeMs(
+              client.principal.getName(), client.clientId(), percentOfAThread(nanos));
+      if (requestThrottleMs > response.throttleTimeMs()) {
+        response.maybeSetThrottleTimeMs(requestThrottleMs);
+      }
+    }
+    if (response.throttleTimeMs() > 0) {
+      session.mute(response.throttleTimeMs());
+    }
+  }
+
+  /** Encodes the response, and charges the encoding to the client's quota for later requests. */
+  private Optional<Send> encodeAndRecord(
+      AbstractResponse response,
+      RequestHeader header,
+      AbstractRequest request,
+      short version,
+      RequestContext client) {
+    long start = System.nanoTime();
+    Optional<Send> send = encode(response, header, request, version);
+    if (!exempt(request)) {
+      requestQuota.recordNoThrottle(
+          client.principal.getName(),
+          client.clientId(),
+          percentOfAThread(System.nanoTime() - start));
+    }
+    return send;
+  }
+
+  private static boolean exempt(AbstractRequest request) {
+    return request.apiKey().clusterAction
+        || request instanceof FetchRequest fetch && fetch.isFromFollower();
+  }
+
+  /** Nanoseconds as Kafka's request quota counts them: percent-seconds of one thread. */
+  private static double percentOfAThread(long nanos) {
+    return nanos * 100.0 / TimeUnit.SECONDS.toNanos(1);
   }
 
   private CompletableFuture<AbstractResponse> answer(

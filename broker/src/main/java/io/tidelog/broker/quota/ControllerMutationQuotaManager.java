@@ -11,7 +11,6 @@ import org.apache.kafka.common.metrics.Quota;
 import org.apache.kafka.common.metrics.QuotaViolationException;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.metrics.stats.TokenBucket;
-import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.utils.Time;
 
@@ -123,7 +122,7 @@ public final class ControllerMutationQuotaManager {
         throttledAtMs = nowMs;
         if (strict) {
           throw new ThrottlingQuotaExceededException(
-              (int) throttleMs, Errors.THROTTLING_QUOTA_EXCEEDED.message());
+              (int) throttleMs, "The " + QUOTA_KEY + " quota is used up for " + throttleMs + " ms");
         }
       }
     }

@@ -21,6 +21,7 @@ class ClientQuotaManagerTest {
   private final ClientQuotaManager quotas =
       new ClientQuotaManager(
           "producer_byte_rate",
+          ClientQuotaManager.BYTE_RATE_MAX_THROTTLE_MS,
           new Metrics(new MetricConfig(), List.of(), time, false),
           time,
           counters[0],
@@ -83,5 +84,24 @@ class ClientQuotaManagerTest {
     assertThat(quotas.recordAndGetThrottleTimeMs("bob", "app", 5_000))
         .as("bob has a rate of his own")
         .isZero();
+  }
+
+  @Test
+  void aRequestQuotaThrottlesForAtMostOneWindowAndCountsWorkAlreadyAnswered() {
+    ClientQuotaManager requests =
+        new ClientQuotaManager(
+            "request_percentage",
+            ClientQuotaManager.REQUEST_MAX_THROTTLE_MS,
+            new Metrics(new MetricConfig(), List.of(), time, false),
+            time,
+            counters[0],
+            counters[1]);
+    requests.update(Map.of(entity(null, "app", false, true), Map.of("request_percentage", 1.0)));
+    // 1 % of a thread is 10 ms a second: 20 percent-seconds over the 10 s a young rate counts is
+    // twice that, whose throttle (10 s) is cut to one window; work already answered counts too
+    requests.recordNoThrottle("alice", "app", 15.0);
+    time.sleep(1_000);
+    assertThat(requests.recordAndGetThrottleTimeMs("alice", "app", 5.0)).isEqualTo(1_000);
+    assertThat(requests.recordAndGetThrottleTimeMs("alice", "other", 50.0)).isZero();
   }
 }
