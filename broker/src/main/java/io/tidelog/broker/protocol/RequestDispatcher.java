@@ -221,8 +221,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
   /**
    * Charges {@code nanos} of the request to its client's {@code request_percentage} quota, as Kafka
    * charges its request handler threads' time, and sets and mutes for the longer of that throttle
-   * and the response's own (a byte-rate quota's). Follower fetches and cluster actions are exempt,
-   * as in Kafka.
+   * and the response's own (a byte-rate quota's).
    */
   private void throttle(
       AbstractResponse response,
@@ -230,7 +229,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
       AbstractRequest request,
       long nanos,
       ClientSession session) {
-    if (!exempt(request)) {
+    if (!exempt(client, request)) {
       int requestThrottleMs =
           requestQuota.recordAndGetThrottleTimeMs(
               client.principal.getName(), client.clientId(), percentOfAThread(nanos));
@@ -252,7 +251,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
       RequestContext client) {
     long start = System.nanoTime();
     Optional<Send> send = encode(response, header, request, version);
-    if (!exempt(request)) {
+    if (!exempt(client, request)) {
       requestQuota.recordNoThrottle(
           client.principal.getName(),
           client.clientId(),
@@ -261,8 +260,14 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     return send;
   }
 
-  private static boolean exempt(AbstractRequest request) {
-    return request.apiKey().clusterAction
+  /**
+   * Whether the request is outside {@code request_percentage}: sent before the connection
+   * authenticated (ApiVersions, which Kafka's authenticator answers itself), a follower's fetch or
+   * a cluster action, as in Kafka.
+   */
+  private static boolean exempt(RequestContext client, AbstractRequest request) {
+    return client.principal == null
+        || request.apiKey().clusterAction
         || request instanceof FetchRequest fetch && fetch.isFromFollower();
   }
 
