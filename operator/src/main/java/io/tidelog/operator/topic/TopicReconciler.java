@@ -30,6 +30,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,6 +97,9 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
       String name = topic.topicName();
       var existing = admin.describe(name);
       if (existing.isPresent() && status.topicId == null && !adopts(topic)) {
+        status = ownStatusOf(topic, existing.get(), context);
+      }
+      if (existing.isPresent() && status.topicId == null && !adopts(topic)) {
         throw new TopicChanges.Refused(
             "TopicExists",
             "metadata.name: topic %s exists already; annotate the Topic with %s=true to manage it"
@@ -115,6 +119,23 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
       setReady(topic, status, false, e.reason, e.getMessage());
       return update(topic, status).rescheduleAfter(RECHECK);
     }
+  }
+
+  /**
+   * The Topic's status as the API server holds it, when that names the existing topic's id: the
+   * informer cache may not hold this reconciler's own last status write yet (a reconciliation right
+   * after the one that created the topic), and a topic this Topic created is its own, not one to
+   * refuse. Otherwise {@code topic}'s status.
+   */
+  private static TopicStatus ownStatusOf(
+      Topic topic, TopicDescription existing, Context<Topic> context) {
+    Topic fresh = context.getClient().resource(topic).get();
+    if (fresh != null
+        && fresh.getStatus() != null
+        && existing.topicId().toString().equals(fresh.getStatus().topicId)) {
+      return copy(fresh.getStatus());
+    }
+    return copy(topic.getStatus());
   }
 
   /** Refuses a Topic that may not act on its Kafka topic now. */
