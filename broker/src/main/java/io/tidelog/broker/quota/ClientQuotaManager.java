@@ -4,11 +4,8 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.metrics.KafkaMetric;
-import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Metrics;
-import org.apache.kafka.common.metrics.Quota;
 import org.apache.kafka.common.metrics.QuotaViolationException;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.metrics.stats.Rate;
@@ -32,7 +29,6 @@ import org.apache.kafka.common.utils.Time;
 public final class ClientQuotaManager {
   static final int SAMPLES = 11;
   static final int WINDOW_SECONDS = 1;
-  private static final long INACTIVE_SENSOR_EXPIRY_SECONDS = 3_600;
 
   /** The longest throttle of a byte-rate quota: the whole span its rate covers, as Kafka's. */
   public static final long BYTE_RATE_MAX_THROTTLE_MS =
@@ -136,27 +132,6 @@ public final class ClientQuotaManager {
   }
 
   private Sensor sensor(QuotaMatch applied) {
-    String name = quotaKey + ":" + applied.user() + ":" + applied.clientId();
-    MetricConfig config =
-        new MetricConfig()
-            .timeWindow(WINDOW_SECONDS, TimeUnit.SECONDS)
-            .samples(SAMPLES)
-            .quota(Quota.upperBound(applied.bound()));
-    MetricName rate =
-        new MetricName(
-            quotaKey,
-            "tidelog-quotas",
-            "the rate " + quotaKey + " bounds",
-            Map.of("user", applied.user(), "client-id", applied.clientId()));
-    synchronized (metrics) {
-      Sensor sensor = metrics.getSensor(name);
-      if (sensor == null) {
-        sensor = metrics.sensor(name, config, INACTIVE_SENSOR_EXPIRY_SECONDS);
-        sensor.add(rate, new Rate());
-      } else {
-        metrics.metric(rate).config(config); // the quota may have changed
-      }
-      return sensor;
-    }
+    return applied.sensor(metrics, quotaKey, Rate::new);
   }
 }

@@ -2,12 +2,8 @@ package io.tidelog.broker.quota;
 
 import io.prometheus.metrics.core.metrics.Counter;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.errors.ThrottlingQuotaExceededException;
-import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Metrics;
-import org.apache.kafka.common.metrics.Quota;
 import org.apache.kafka.common.metrics.QuotaViolationException;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.metrics.stats.TokenBucket;
@@ -29,7 +25,6 @@ import org.apache.kafka.common.utils.Time;
  */
 public final class ControllerMutationQuotaManager {
   public static final String QUOTA_KEY = "controller_mutation_rate";
-  private static final long INACTIVE_SENSOR_EXPIRY_SECONDS = 3_600;
 
   private final Metrics metrics;
   private final Time time;
@@ -56,32 +51,8 @@ public final class ControllerMutationQuotaManager {
   /** The quota of one request of {@code user} and {@code clientId}. */
   public RequestQuota forRequest(String user, String clientId, boolean strict) {
     QuotaMatch match = QuotaMatch.find(quotas, QUOTA_KEY, user, clientId == null ? "" : clientId);
-    return new RequestQuota(match == null ? null : sensor(match), strict);
-  }
-
-  private Sensor sensor(QuotaMatch match) {
-    String name = QUOTA_KEY + ":" + match.user() + ":" + match.clientId();
-    MetricConfig config =
-        new MetricConfig()
-            .timeWindow(ClientQuotaManager.WINDOW_SECONDS, TimeUnit.SECONDS)
-            .samples(ClientQuotaManager.SAMPLES)
-            .quota(Quota.upperBound(match.bound()));
-    MetricName tokens =
-        new MetricName(
-            "tokens",
-            "tidelog-controller-mutation-quotas",
-            "partition mutations left to " + QUOTA_KEY,
-            Map.of("user", match.user(), "client-id", match.clientId()));
-    synchronized (metrics) {
-      Sensor sensor = metrics.getSensor(name);
-      if (sensor == null) {
-        sensor = metrics.sensor(name, config, INACTIVE_SENSOR_EXPIRY_SECONDS);
-        sensor.add(tokens, new TokenBucket());
-      } else {
-        metrics.metric(tokens).config(config); // the quota may have changed
-      }
-      return sensor;
-    }
+    return new RequestQuota(
+        match == null ? null : match.sensor(metrics, QUOTA_KEY, TokenBucket::new), strict);
   }
 
   /** One request's use of the quota: its partition mutations and the throttle they earn. */

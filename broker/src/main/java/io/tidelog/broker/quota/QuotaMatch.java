@@ -2,15 +2,27 @@ package io.tidelog.broker.quota;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.metrics.MeasurableStat;
+import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.metrics.Quota;
+import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
 
 /**
  * The quota of one kind that applies to a request's user and client id, and whom its usage is kept
  * for, found as Kafka finds it: the first set of, in Kafka's order, (user, client id), (user,
  * default client), (user), (default user, client id), (default user, default client), (default
- * user), (client id), (default client).
+ * user), (client id), (default client). Its usage is kept by a kafka-clients {@link Sensor} of
+ * {@value ClientQuotaManager#SAMPLES} windows of {@value ClientQuotaManager#WINDOW_SECONDS} s,
+ * dropped after an hour without use, as Kafka's are.
  */
 record QuotaMatch(double bound, String user, String clientId) {
+  private static final long INACTIVE_SENSOR_EXPIRY_SECONDS = 3_600;
+
   /**
    * The match for {@code user} and {@code clientId}, or null when no quota of {@code key} applies.
    */
@@ -38,6 +50,35 @@ record QuotaMatch(double bound, String user, String clientId) {
       }
     }
     return null;
+  }
+
+  /**
+   * The sensor that keeps this match's usage of the quota {@code key}, made with {@code stat} the
+   * first time; its bound follows the quota when that changed.
+   */
+  Sensor sensor(Metrics metrics, String key, Supplier<MeasurableStat> stat) {
+    String name = key + ":" + user + ":" + clientId;
+    MetricConfig config =
+        new MetricConfig()
+            .timeWindow(ClientQuotaManager.WINDOW_SECONDS, TimeUnit.SECONDS)
+            .samples(ClientQuotaManager.SAMPLES)
+            .quota(Quota.upperBound(bound));
+    MetricName usage =
+        new MetricName(
+            key,
+            "tidelog-quotas",
+            "the usage " + key + " bounds",
+            Map.of("user", user, "client-id", clientId));
+    synchronized (metrics) {
+      Sensor sensor = metrics.getSensor(name);
+      if (sensor == null) {
+        sensor = metrics.sensor(name, config, INACTIVE_SENSOR_EXPIRY_SECONDS);
+        sensor.add(usage, stat.get());
+      } else {
+        metrics.metric(usage).config(config);
+      }
+      return sensor;
+    }
   }
 
   private static ClientQuotaEntity entity(String type, String name) {
