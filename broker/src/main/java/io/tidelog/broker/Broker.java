@@ -439,7 +439,12 @@ public final class Broker implements AutoCloseable {
         new SocketServer(
             vertx,
             new RequestDispatcher(
-                apis, security::get, authentications, quotas.requests(), registry),
+                apis,
+                security::get,
+                authentications,
+                quotas.requests(),
+                List.of(quotas.produce(), quotas.fetch(), quotas.requests()),
+                registry),
             config.listenerLimits(),
             authentications,
             registry);

@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory;
  * the memory is spent, the connection stops reading and tries again every {@link #MEMORY_RETRY_MS}
  * ms, as Kafka's selector mutes a channel its memory pool cannot serve; nobody runs out of heap.
  *
- * <p>Back-pressure: at most {@link #IN_FLIGHT_MAX} requests wait for their turn; beyond that, and
- * while the socket's write queue is full, the connection stops reading and keeps the rest of the
- * current chunk until it resumes. Event loop only.
+ * <p>Back-pressure: at most {@link #IN_FLIGHT_MAX} requests wait for their turn (one, while the
+ * processor asks for {@link RequestProcessor#oneRequestAtATime()}); beyond that, and while the
+ * socket's write queue is full, the connection stops reading and keeps the rest of the current
+ * chunk until it resumes. Event loop only.
  */
 final class KafkaConnection {
   static final int IN_FLIGHT_MAX = 64;
@@ -222,9 +223,13 @@ final class KafkaConnection {
           memory.release(request);
           writeCompleted();
         });
-    if (inFlight.size() >= IN_FLIGHT_MAX) {
+    if (inFlight.size() >= inFlightMax()) {
       pause();
     }
+  }
+
+  private int inFlightMax() {
+    return processor.oneRequestAtATime() ? 1 : IN_FLIGHT_MAX;
   }
 
   private void onReadFailure(Throwable e) {
@@ -282,7 +287,7 @@ final class KafkaConnection {
       pause();
       return;
     }
-    if (paused && !awaitingMemory && !awaitingThrottle && inFlight.size() < IN_FLIGHT_MAX) {
+    if (paused && !awaitingMemory && !awaitingThrottle && inFlight.size() < inFlightMax()) {
       paused = false;
       Buffer pending = pendingChunk;
       pendingChunk = null;

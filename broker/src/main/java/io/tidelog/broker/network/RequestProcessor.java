@@ -37,6 +37,15 @@ public interface RequestProcessor {
   }
 
   /**
+   * Whether the connection reads its next request only once the last one is answered, as Kafka
+   * serves every connection: for a client under a rate quota, so that the throttle of one response
+   * holds back the requests it pipelines behind it rather than only those after them.
+   */
+  default boolean oneRequestAtATime() {
+    return false;
+  }
+
+  /**
    * Whether the connection closes once the responses so far are written, as after a failed
    * authentication.
    */

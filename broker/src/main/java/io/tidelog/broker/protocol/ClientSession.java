@@ -76,6 +76,7 @@ final class ClientSession implements RequestProcessor {
   private SaslServer saslServer;
   private long sessionExpiresAtMs = Long.MAX_VALUE;
   private long muteMs;
+  private boolean oneRequestAtATime;
 
   ClientSession(
       RequestDispatcher dispatcher,
@@ -133,6 +134,16 @@ final class ClientSession implements RequestProcessor {
   /** Mutes the connection for {@code ms} after the response now being written (KIP-219). */
   void mute(long ms) {
     muteMs = Math.max(muteMs, ms);
+  }
+
+  /** Serves the connection's requests one at a time from now, or pipelined again. */
+  void oneRequestAtATime(boolean one) {
+    oneRequestAtATime = one;
+  }
+
+  @Override
+  public boolean oneRequestAtATime() {
+    return oneRequestAtATime;
   }
 
   @Override

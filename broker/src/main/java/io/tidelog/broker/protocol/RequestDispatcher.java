@@ -12,6 +12,7 @@ import io.vertx.core.Vertx;
 import java.nio.ByteBuffer;
 import java.util.EnumMap;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -58,6 +59,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
   private final Function<String, ListenerSecurity> listeners;
   private final AuthenticationMetrics authenticationMetrics;
   private final ClientQuotaManager requestQuota;
+  private final List<ClientQuotaManager> rateQuotas;
 
   /**
    * Serves one API, knowing who the client is and which listener it came in on: each handler
@@ -74,11 +76,13 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
       Function<String, ListenerSecurity> listeners,
       AuthenticationMetrics authenticationMetrics,
       ClientQuotaManager requestQuota,
+      List<ClientQuotaManager> rateQuotas,
       PrometheusRegistry registry) {
     this.metrics = new RequestMetrics(registry);
     this.listeners = listeners;
     this.authenticationMetrics = authenticationMetrics;
     this.requestQuota = requestQuota;
+    this.rateQuotas = List.copyOf(rateQuotas);
     serve(
         ApiKeys.API_VERSIONS,
         (c, r) ->
@@ -183,6 +187,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
       return Future.failedFuture("malformed " + api + " v" + version + " request: " + e);
     }
     RequestContext client = session.contextOf(header);
+    session.oneRequestAtATime(!exempt(client, request) && underRateQuota(client));
     long receivedNanos = metrics.received();
     Context context = Vertx.currentContext();
     if (SIZED_BY_CLUSTER.contains(api)) {
@@ -269,6 +274,15 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     return client.principal == null
         || request.apiKey().clusterAction
         || request instanceof FetchRequest fetch && fetch.isFromFollower();
+  }
+
+  /**
+   * Whether a byte-rate or request quota applies to the client: its connection is then served one
+   * request at a time, as Kafka serves all, so that its throttle reaches what it pipelines.
+   */
+  private boolean underRateQuota(RequestContext client) {
+    String user = client.principal.getName();
+    return rateQuotas.stream().anyMatch(q -> q.applies(user, client.clientId()));
   }
 
   /** Nanoseconds as Kafka's request quota counts them: percent-seconds of one thread. */

@@ -93,7 +93,13 @@ public final class ClientQuotaManager {
   }
 
   QuotaMatch applied(String user, String clientId) {
-    return QuotaMatch.find(quotas, quotaKey, user, clientId);
+    Map<ClientQuotaEntity, Map<String, Double>> now = quotas;
+    return now.isEmpty() ? null : QuotaMatch.find(now, quotaKey, user, clientId);
+  }
+
+  /** Whether a quota of this kind applies to {@code user} and {@code clientId}. */
+  public boolean applies(String user, String clientId) {
+    return applied(user, clientId == null ? "" : clientId) != null;
   }
 
   /**
