@@ -1,20 +1,22 @@
-"""confluent-kafka-python over SASL_SSL with PLAIN: produces 50 records and reads them back.
+"""confluent-kafka-python over SASL_SSL: produces 50 records and reads them back.
 
-PLAIN, not SCRAM: Debian 12's librdkafka (2.0.2) repeats the client nonce in its SCRAM final
-message, which Kafka's SCRAM server refuses since CVE-2024-56128 was fixed.
+With SCRAM it needs a librdkafka newer than Debian 12's 2.0.2, which repeats the client nonce in
+its SCRAM final message; Kafka's SCRAM server refuses that since CVE-2024-56128 was fixed. It
+prints the librdkafka it runs on first.
 
-Usage: confluent_kafka_sasl_ssl.py BOOTSTRAP CA_FILE PASSWORD
+Usage: confluent_kafka_sasl_ssl.py BOOTSTRAP CA_FILE PASSWORD MECHANISM
 """
 import sys
 import uuid
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, libversion
 
-bootstrap, ca_file, password = sys.argv[1], sys.argv[2], sys.argv[3]
+bootstrap, ca_file, password, mechanism = sys.argv[1:5]
+print("librdkafka", libversion()[0])
 security = {
     "bootstrap.servers": bootstrap,
     "security.protocol": "SASL_SSL",
-    "sasl.mechanisms": "PLAIN",
+    "sasl.mechanisms": mechanism,
     "sasl.username": "admin",
     "sasl.password": password,
     "ssl.ca.location": ca_file,

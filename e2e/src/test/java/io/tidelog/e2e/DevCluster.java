@@ -19,6 +19,22 @@ final class DevCluster implements AutoCloseable {
       Path.of(System.getProperty("tidelog.repo", "..")).toAbsolutePath().normalize();
   private static final long COMMAND_TIMEOUT_S = 120;
 
+  /** The librdkafka {@code bin/install-prereqs} builds, for SCRAM from kcat and confluent-kafka. */
+  static final String LIBRDKAFKA_VERSION = "2.12.0";
+
+  /** Where {@code bin/install-prereqs} built {@link #LIBRDKAFKA_VERSION}'s libraries. */
+  static Path librdkafka() {
+    Path lib =
+        Path.of(
+            System.getProperty("user.home"),
+            ".cache/tidelog/librdkafka-" + LIBRDKAFKA_VERSION,
+            "lib");
+    if (!Files.exists(lib.resolve("librdkafka.so.1"))) {
+      throw new AssertionError(lib + " has no librdkafka.so.1: run bin/install-prereqs");
+    }
+    return lib;
+  }
+
   final Path dir;
   final int port;
   private final int brokers;

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
@@ -29,8 +30,10 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code bin/tidelog dev up --secure}: two brokers with SASL_SSL for clients and mutual TLS between
  * them, ACLs on, etcd over TLS. The client config it prints serves kafka-clients as it is (a
  * replicated topic is written and read, its ISR full over the mTLS listener), kcat takes its
- * kcat.conf, kafka-python authenticates with SCRAM-SHA-512 and confluent-kafka-python with PLAIN
- * over TLS, and a wrong password is refused.
+ * kcat.conf (PLAIN) as it is, kcat and confluent-kafka-python authenticate with PLAIN on Debian's
+ * librdkafka and with SCRAM-SHA-512 on a newer one (Debian's 2.0.2 repeats SCRAM's client nonce,
+ * see {@code bin/install-prereqs}), kafka-python with SCRAM-SHA-512, and a wrong password is
+ * refused.
  */
 class DevSecureIT {
   @TempDir Path dir;
@@ -85,6 +88,7 @@ class DevSecureIT {
       }
       assertThat(read).hasSize(20).startsWith("v0", "v1");
 
+      // kcat.conf as printed (PLAIN), on Debian's librdkafka
       DevCluster.Result kcat =
           DevCluster.exec(
               List.of(
@@ -99,6 +103,24 @@ class DevSecureIT {
       assertThat(kcat.exitCode()).as(kcat.errors()).isZero();
       assertThat(kcat.output()).contains("topic \"secure\" with 1 partitions");
 
+      // SCRAM-SHA-512, on a librdkafka without 2.0.2's nonce bug
+      Map<String, String> newer = Map.of("LD_LIBRARY_PATH", DevCluster.librdkafka().toString());
+      DevCluster.Result version =
+          DevCluster.exec(List.of("kcat", "-V"), Path.of("/dev/null"), newer);
+      assertThat(version.output()).contains("librdkafka " + DevCluster.LIBRDKAFKA_VERSION);
+      Path message = dir.resolve("message");
+      Files.writeString(message, "over scram\n");
+      DevCluster.Result scramProduce =
+          DevCluster.exec(kcatScram(dir, bootstrap, "-P", "-t", "secure"), message, newer);
+      assertThat(scramProduce.exitCode()).as(scramProduce.errors()).isZero();
+      DevCluster.Result scramConsume =
+          DevCluster.exec(
+              kcatScram(dir, bootstrap, "-C", "-t", "secure", "-o", "-1", "-c", "1", "-e", "-q"),
+              Path.of("/dev/null"),
+              newer);
+      assertThat(scramConsume.exitCode()).as(scramConsume.errors()).isZero();
+      assertThat(scramConsume.output()).isEqualTo("over scram\n");
+
       String password = Files.readString(dir.resolve("admin.password")).strip();
       DevCluster.Result python =
           DevCluster.exec(
@@ -112,18 +134,15 @@ class DevSecureIT {
                   password));
       assertThat(python.exitCode()).as(python.errors()).isZero();
       assertThat(python.output()).contains("ok 50");
-      DevCluster.Result confluent =
-          DevCluster.exec(
-              List.of(
-                  "/usr/bin/python3",
-                  DevCluster.REPO
-                      .resolve("e2e/src/test/python/confluent_kafka_sasl_ssl.py")
-                      .toString(),
-                  bootstrap,
-                  dir.resolve("tls/ca.pem").toString(),
-                  password));
-      assertThat(confluent.exitCode()).as(confluent.errors()).isZero();
-      assertThat(confluent.output()).contains("ok 50");
+      DevCluster.Result confluentPlain = confluent(dir, bootstrap, password, "PLAIN", Map.of());
+      assertThat(confluentPlain.exitCode()).as(confluentPlain.errors()).isZero();
+      assertThat(confluentPlain.output()).contains("ok 50");
+      DevCluster.Result confluentScram =
+          confluent(dir, bootstrap, password, "SCRAM-SHA-512", newer);
+      assertThat(confluentScram.exitCode()).as(confluentScram.errors()).isZero();
+      assertThat(confluentScram.output())
+          .contains("librdkafka " + DevCluster.LIBRDKAFKA_VERSION)
+          .contains("ok 50");
 
       Properties wrong = new Properties();
       wrong.putAll(client);
@@ -138,5 +157,36 @@ class DevSecureIT {
       }
       assertThat(cluster.status().output()).contains("https://127.0.0.1:");
     }
+  }
+
+  /** kcat with kcat.conf, switched to SCRAM-SHA-512, and {@code args}. */
+  private static List<String> kcatScram(Path dir, String bootstrap, String... args) {
+    List<String> command = new ArrayList<>();
+    command.addAll(
+        List.of(
+            "kcat",
+            "-F",
+            dir.resolve("kcat.conf").toString(),
+            "-X",
+            "sasl.mechanisms=SCRAM-SHA-512",
+            "-b",
+            bootstrap));
+    command.addAll(List.of(args));
+    return command;
+  }
+
+  private static DevCluster.Result confluent(
+      Path dir, String bootstrap, String password, String mechanism, Map<String, String> env)
+      throws Exception {
+    return DevCluster.exec(
+        List.of(
+            "/usr/bin/python3",
+            DevCluster.REPO.resolve("e2e/src/test/python/confluent_kafka_sasl_ssl.py").toString(),
+            bootstrap,
+            dir.resolve("tls/ca.pem").toString(),
+            password,
+            mechanism),
+        Path.of("/dev/null"),
+        env);
   }
 }
