@@ -216,6 +216,29 @@ class ClusterOperatorIT {
   }
 
   @Test
+  void aValueThatWouldAddALineToServerPropertiesIsRefused() {
+    // Given a Cluster whose config value carries a line break and a listeners line after it,
+    create(
+        "smuggle",
+        """
+        replicas: 1
+        storage: {size: 1Gi}
+        config: {log.retention.ms: "1000\\nlisteners=PLAINTEXT://0.0.0.0:1"}
+        etcd: {endpoints: ['http://etcd:2379']}
+        """);
+
+    // then it is refused with the field's path, and nothing is created.
+    Cluster refused = awaitReason("smuggle", "InvalidSpec");
+    assertThat(
+            Conditions.find(refused.getStatus().conditions, Conditions.ERROR)
+                .orElseThrow()
+                .getMessage())
+        .startsWith("spec.config.log.retention.ms: a value may not hold a line break");
+    assertThat(statefulSet("smuggle-broker")).isNull();
+    assertThat(client.configMaps().inNamespace(NS).withName("smuggle-config").get()).isNull();
+  }
+
+  @Test
   void volumesGrowWithoutARestartAndCannotShrink() {
     // Given a Cluster of 2 brokers whose volume claims exist (the StatefulSet controller's work),
     create(

@@ -39,7 +39,9 @@ public class ClusterSpec {
   @JsonPropertyDescription(
       "Broker configs, under Kafka's server.properties names, passed to every broker. The keys the"
           + " operator sets itself (node.id, listeners, advertised.listeners, log.dirs,"
-          + " broker.rack, tidelog.etcd.endpoints, tidelog.http.port) are refused."
+          + " broker.rack, tidelog.etcd.endpoints, tidelog.http.port) are refused, as are keys"
+          + " other than config names (letters, digits, '.', '_', '-') and values with a line"
+          + " break or another control character."
           + " auto.create.topics.enable is false unless set here: topics come from Topic"
           + " resources.")
   public Map<String, String> config;

@@ -167,7 +167,7 @@ public final class ClusterModel {
     config.put("tidelog.etcd.endpoints", etcdEndpoints(c));
     config.put("tidelog.http.port", String.valueOf(HTTP_PORT));
     return config.entrySet().stream()
-        .map(e -> e.getKey() + "=" + e.getValue())
+        .map(e -> e.getKey() + "=" + escaped(e.getValue()))
         .collect(
             Collectors.joining(
                 "\n",
@@ -175,6 +175,15 @@ public final class ClusterModel {
                     + c.getMetadata().getName()
                     + "\n",
                 "\n"));
+  }
+
+  /**
+   * {@code value} as server.properties must spell it to be read back as it is: a backslash doubled,
+   * a leading space escaped (SpecChecks refuses line breaks and other control characters).
+   */
+  static String escaped(String value) {
+    String doubled = value == null ? "" : value.replace("\\", "\\\\");
+    return doubled.startsWith(" ") ? "\\" + doubled : doubled;
   }
 
   static ConfigMap configMap(Cluster c) {

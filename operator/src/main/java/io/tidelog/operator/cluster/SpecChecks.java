@@ -7,10 +7,14 @@ import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterSpec;
 import java.math.BigDecimal;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -19,6 +23,9 @@ import java.util.stream.IntStream;
  * message that starts with the field path, for the Error condition.
  */
 final class SpecChecks {
+  /** A Kafka config name, which server.properties reads back as it is. */
+  private static final Pattern CONFIG_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
+
   private SpecChecks() {}
 
   /**
@@ -36,12 +43,9 @@ final class SpecChecks {
       throws Exception {
     ClusterSpec spec = cluster.getSpec();
     if (spec.config != null) {
-      Set<String> owned = new TreeSet<>(spec.config.keySet());
-      owned.retainAll(ClusterModel.OWNED_CONFIGS);
-      if (!owned.isEmpty()) {
-        return Optional.of(
-            "spec.config.%s: set by the operator; remove it from spec.config"
-                .formatted(owned.iterator().next()));
+      Optional<String> config = configProblem(new TreeMap<>(spec.config));
+      if (config.isPresent()) {
+        return config;
       }
     }
     BigDecimal wanted = Quantity.getAmountInBytes(new Quantity(spec.storage.size));
@@ -81,5 +85,56 @@ final class SpecChecks {
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * What makes {@code spec.config} unfit for server.properties: a key that is not a config name
+   * (properties syntax could make it another key, or several), a value holding a line break or
+   * another control character (the rest would be read as lines of its own, such as {@code
+   * listeners}), or a key the operator sets.
+   */
+  private static Optional<String> configProblem(Map<String, String> config) {
+    for (Map.Entry<String, String> entry : config.entrySet()) {
+      String key = entry.getKey();
+      if (!CONFIG_NAME.matcher(key).matches()) {
+        return Optional.of(
+            "spec.config: \"%s\" is not a config name (letters, digits, '.', '_' and '-')"
+                .formatted(printable(key)));
+      }
+      String value = entry.getValue() == null ? "" : entry.getValue();
+      OptionalInt control = value.chars().filter(Character::isISOControl).findFirst();
+      if (control.isPresent()) {
+        return Optional.of(
+            "spec.config.%s: a value may not hold a line break or another control character (%s)"
+                .formatted(key, printable(Character.toString(control.getAsInt()))));
+      }
+      if (ClusterModel.OWNED_CONFIGS.contains(key)) {
+        return Optional.of(
+            "spec.config.%s: set by the operator; remove it from spec.config".formatted(key));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** {@code text} with its control characters as Java escapes, to quote it in a condition. */
+  private static String printable(String text) {
+    StringBuilder out = new StringBuilder();
+    text.chars()
+        .forEach(
+            c -> {
+              switch (c) {
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                  if (Character.isISOControl(c)) {
+                    out.append("\\u%04x".formatted(c));
+                  } else {
+                    out.append((char) c);
+                  }
+                }
+              }
+            });
+    return out.toString();
   }
 }
