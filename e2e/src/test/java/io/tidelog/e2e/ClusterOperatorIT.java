@@ -93,7 +93,9 @@ class ClusterOperatorIT {
     assertThat(container.getEnv())
         .anySatisfy(e -> assertThat(e.getValue()).isEqualTo("-Xms2g -Xmx2g"));
     assertThat(container.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
-    assertThat(container.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
+    assertRestricted(brokers);
+    assertThat(container.getVolumeMounts())
+        .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/tmp"));
 
     String properties =
         client
@@ -128,6 +130,11 @@ class ClusterOperatorIT {
                 + "prod-etcd-1=http://prod-etcd-1.prod-etcd.tidelog.svc:2380,"
                 + "prod-etcd-2=http://prod-etcd-2.prod-etcd.tidelog.svc:2380");
     assertThat(client.services().inNamespace(NS).withName("prod-etcd-client").get()).isNotNull();
+    assertRestricted(etcd);
+    var etcdResources =
+        etcd.getSpec().getTemplate().getSpec().getContainers().get(0).getResources();
+    assertThat(etcdResources.getRequests()).containsKeys("cpu", "memory");
+    assertThat(etcdResources.getLimits()).containsKey("memory");
 
     List<HasMetadata> owned =
         List.of(
@@ -445,6 +452,25 @@ class ClusterOperatorIT {
 
   private static void edit(String name, UnaryOperator<Cluster> change) {
     Resources.edit(client.resources(Cluster.class).inNamespace(NS).withName(name), change);
+  }
+
+  /**
+   * The pods of {@code set} meet the Pod Security Standards' "restricted" profile, with a read-only
+   * root and no service-account token (neither brokers nor etcd call the API server).
+   */
+  private static void assertRestricted(StatefulSet set) {
+    var pod = set.getSpec().getTemplate().getSpec();
+    assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+    assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
+    assertThat(pod.getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+    for (var container : pod.getContainers()) {
+      var security = container.getSecurityContext();
+      assertThat(security.getReadOnlyRootFilesystem()).as(container.getName()).isTrue();
+      assertThat(security.getAllowPrivilegeEscalation()).as(container.getName()).isFalse();
+      assertThat(security.getCapabilities().getDrop())
+          .as(container.getName())
+          .containsExactly("ALL");
+    }
   }
 
   private static Cluster awaitReason(String name, String reason) {

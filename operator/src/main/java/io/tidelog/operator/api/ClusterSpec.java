@@ -108,6 +108,11 @@ public class ClusterSpec {
     @JsonPropertyDescription("The managed etcd's image.")
     public String image = "quay.io/coreos/etcd:v3.5.17";
 
+    @JsonPropertyDescription(
+        "A managed etcd member's CPU and memory; by default it requests 100m and 256Mi, and is"
+            + " limited to 1Gi of memory.")
+    public ResourceRequirements resources;
+
     @JsonPropertyDescription("The client URLs of an external etcd, such as http://etcd:2379.")
     public List<String> endpoints;
   }

@@ -12,11 +12,19 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
+import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
+import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
@@ -330,13 +338,11 @@ public final class ClusterModel {
             .withName("config")
             .withMountPath(CONFIG_DIR)
             .endVolumeMount()
-            .withNewSecurityContext()
-            .withRunAsNonRoot(true)
-            .withAllowPrivilegeEscalation(false)
-            .withNewCapabilities()
-            .withDrop("ALL")
-            .endCapabilities()
-            .endSecurityContext()
+            .addNewVolumeMount()
+            .withName("tmp")
+            .withMountPath("/tmp")
+            .endVolumeMount()
+            .withSecurityContext(restrictedContainer())
             .build();
     PodTemplateSpecBuilder template =
         new PodTemplateSpecBuilder()
@@ -348,17 +354,16 @@ public final class ClusterModel {
             .withContainers(broker)
             // Room for a controlled shutdown: leadership moves before the process exits.
             .withTerminationGracePeriodSeconds(120L)
-            .withNewSecurityContext()
-            .withRunAsNonRoot(true)
-            .withRunAsUser(1000L)
-            .withFsGroup(1000L)
-            .endSecurityContext()
+            .withSecurityContext(restrictedPod())
+            // brokers never call the Kubernetes API
+            .withAutomountServiceAccountToken(false)
             .addNewVolume()
             .withName("config")
             .withNewConfigMap()
             .withName(c.getMetadata().getName() + "-config")
             .endConfigMap()
             .endVolume()
+            .addToVolumes(scratch())
             .endSpec();
     if (spec.rack != null) {
       template
@@ -537,6 +542,8 @@ public final class ClusterModel {
             .withName("data")
             .withMountPath("/var/lib/etcd")
             .endVolumeMount()
+            .withResources(etcd.resources != null ? etcd.resources : defaultEtcdResources())
+            .withSecurityContext(restrictedContainer())
             .build();
     ClusterSpec.Storage storage = etcd.storage != null ? etcd.storage : defaultEtcdStorage();
     return withHash(
@@ -555,11 +562,65 @@ public final class ClusterModel {
             .endMetadata()
             .withNewSpec()
             .withContainers(container)
+            .withSecurityContext(restrictedPod())
+            .withAutomountServiceAccountToken(false)
             .endSpec()
             .endTemplate()
             .withVolumeClaimTemplates(claimTemplate("data", storage))
             .endSpec()
             .build());
+  }
+
+  /**
+   * What a managed etcd member asks for unless {@code etcd.resources} says otherwise: its data is
+   * small (a few MiB per thousand partitions) and history is compacted every five minutes.
+   */
+  private static ResourceRequirements defaultEtcdResources() {
+    return new ResourceRequirementsBuilder()
+        .withRequests(Map.of("cpu", new Quantity("100m"), "memory", new Quantity("256Mi")))
+        .withLimits(Map.of("memory", new Quantity("1Gi")))
+        .build();
+  }
+
+  /**
+   * The pod security of brokers and etcd members: user 1000, whose group owns the volumes, and the
+   * container runtime's default seccomp profile (the Pod Security Standards' "restricted").
+   */
+  private static PodSecurityContext restrictedPod() {
+    return new PodSecurityContextBuilder()
+        .withRunAsNonRoot(true)
+        .withRunAsUser(1000L)
+        .withRunAsGroup(1000L)
+        .withFsGroup(1000L)
+        .withNewSeccompProfile()
+        .withType("RuntimeDefault")
+        .endSeccompProfile()
+        .build();
+  }
+
+  /** A container that can write only to its volumes: no privileges, no capabilities. */
+  private static SecurityContext restrictedContainer() {
+    return new SecurityContextBuilder()
+        .withRunAsNonRoot(true)
+        .withAllowPrivilegeEscalation(false)
+        .withReadOnlyRootFilesystem(true)
+        .withNewCapabilities()
+        .withDrop("ALL")
+        .endCapabilities()
+        .build();
+  }
+
+  /**
+   * The broker's {@code /tmp} on a read-only root: the JVM's and Netty's scratch files (native
+   * libraries unpacked there), never data.
+   */
+  private static Volume scratch() {
+    return new VolumeBuilder()
+        .withName("tmp")
+        .withNewEmptyDir()
+        .withSizeLimit(new Quantity("256Mi"))
+        .endEmptyDir()
+        .build();
   }
 
   private static ClusterSpec.Storage defaultEtcdStorage() {
