@@ -34,3 +34,41 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "tidelog-operator.brokerJob" -}}
 {{- printf "%s/%s-brokers" .Release.Namespace (include "tidelog-operator.fullname" .) -}}
 {{- end -}}
+
+{{/*
+The reconcilers' rules on namespaced objects: their own resources and status, each Cluster's
+objects, one broker pod deleted at a time for a roll (and its rack written on it), volume growth,
+Events.
+*/}}
+{{- define "tidelog-operator.namespacedRules" -}}
+- apiGroups: [tidelog.io]
+  resources: [clusters, topics]
+  verbs: [get, list, watch, patch, update]
+- apiGroups: [tidelog.io]
+  resources: [clusters/status, topics/status]
+  verbs: [get, patch, update]
+# The Topic reconciler's finalizer
+- apiGroups: [tidelog.io]
+  resources: [topics/finalizers]
+  verbs: [update]
+- apiGroups: [apps]
+  resources: [statefulsets]
+  verbs: [get, list, watch, create, update]
+- apiGroups: [""]
+  resources: [services, configmaps]
+  verbs: [get, list, watch, create, update]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [get, list, watch, create, update]
+# Rolling restarts delete one broker pod at a time; broker.rack is written on a pod
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get, list, watch, patch, delete]
+# Volume growth
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
+  verbs: [get, list, patch]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create]
+{{- end -}}

@@ -4,7 +4,9 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -23,23 +25,35 @@ final class ChartRbac {
   }
 
   private final List<PolicyRule> clusterRules;
-  private final List<PolicyRule> roleRules;
-  private final String roleNamespace;
+  private final Map<String, List<PolicyRule>> roleRules;
 
-  private ChartRbac(List<PolicyRule> clusterRules, List<PolicyRule> roleRules, String ns) {
+  private ChartRbac(List<PolicyRule> clusterRules, Map<String, List<PolicyRule>> roleRules) {
     this.clusterRules = clusterRules;
     this.roleRules = roleRules;
-    this.roleNamespace = ns;
   }
 
   /** The rules of the chart rendered with its defaults. */
   static ChartRbac ofChart() {
-    List<HasMetadata> chart = HelmChart.render(Map.of());
-    Role role = HelmChart.one(chart, Role.class);
-    return new ChartRbac(
-        HelmChart.one(chart, ClusterRole.class).getRules(),
-        role.getRules(),
-        role.getMetadata().getNamespace());
+    return ofChart(Map.of());
+  }
+
+  /**
+   * The rules of the chart rendered with {@code values}: those of every ClusterRole, and of every
+   * Role in its namespace (the chart binds each to the operator's account).
+   */
+  static ChartRbac ofChart(Map<String, Object> values) {
+    List<HasMetadata> chart = HelmChart.render(values);
+    List<PolicyRule> cluster =
+        HelmChart.all(chart, ClusterRole.class).stream()
+            .flatMap(r -> r.getRules().stream())
+            .toList();
+    Map<String, List<PolicyRule>> roles = new HashMap<>();
+    for (Role role : HelmChart.all(chart, Role.class)) {
+      roles
+          .computeIfAbsent(role.getMetadata().getNamespace(), ns -> new ArrayList<>())
+          .addAll(role.getRules());
+    }
+    return new ChartRbac(cluster, roles);
   }
 
   boolean allows(Request request) {
@@ -79,7 +93,8 @@ final class ChartRbac {
           default -> request.method();
         };
     return matches(clusterRules, group, resource, verb)
-        || (roleNamespace.equals(namespace) && matches(roleRules, group, resource, verb));
+        || (namespace != null
+            && matches(roleRules.getOrDefault(namespace, List.of()), group, resource, verb));
   }
 
   private static boolean matches(

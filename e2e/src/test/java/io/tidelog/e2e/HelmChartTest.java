@@ -150,6 +150,62 @@ class HelmChartTest {
         .isEqualTo(account.getMetadata().getName());
   }
 
+  @Test
+  void aNamespacedInstallGrantsTheSameInItsNamespacesAndOnlyNodesClusterWide() {
+    // Given watchNamespaces [a, b], then each gets a Role with the reconcilers' namespaced rules,
+    // bound to the operator's account,
+    List<HasMetadata> objects =
+        HelmChart.render(Map.of("watchNamespaces[0]", "a", "watchNamespaces[1]", "b"));
+    ServiceAccount account = HelmChart.one(objects, ServiceAccount.class);
+    Map<String, Role> roles =
+        HelmChart.all(objects, Role.class).stream()
+            .filter(r -> !r.getMetadata().getName().endsWith("-leader-election"))
+            .collect(Collectors.toMap(r -> r.getMetadata().getNamespace(), r -> r));
+    assertThat(roles).containsOnlyKeys("a", "b");
+    List<String> clusterWide =
+        rules(HelmChart.one(HelmChart.render(Map.of()), ClusterRole.class).getRules());
+    for (Role role : roles.values()) {
+      assertThat(rules(role.getRules()))
+          .containsExactlyInAnyOrderElementsOf(
+              clusterWide.stream().filter(r -> !r.equals("/nodes: get")).toList());
+    }
+    assertThat(HelmChart.all(objects, RoleBinding.class))
+        .filteredOn(b -> roles.containsKey(b.getMetadata().getNamespace()))
+        .hasSize(2)
+        .allSatisfy(
+            b -> {
+              assertThat(b.getRoleRef().getKind()).isEqualTo("Role");
+              assertThat(b.getSubjects().get(0).getName())
+                  .isEqualTo(account.getMetadata().getName());
+              assertThat(b.getSubjects().get(0).getNamespace()).isEqualTo(HelmChart.NAMESPACE);
+            });
+    // the one ClusterRole reads nodes only, and without rbac.readNodes there is none,
+    assertThat(rules(HelmChart.one(objects, ClusterRole.class).getRules()))
+        .containsExactly("/nodes: get");
+    List<HasMetadata> noNodes =
+        HelmChart.render(Map.of("watchNamespaces[0]", "a", "rbac.readNodes", "false"));
+    assertThat(HelmChart.all(noNodes, ClusterRole.class)).isEmpty();
+    assertThat(HelmChart.all(noNodes, ClusterRoleBinding.class)).isEmpty();
+    // and the operator is told to watch those namespaces.
+    Container operator =
+        HelmChart.one(objects, Deployment.class)
+            .getSpec()
+            .getTemplate()
+            .getSpec()
+            .getContainers()
+            .get(0);
+    assertThat(operator.getEnv())
+        .anySatisfy(
+            e -> {
+              assertThat(e.getName()).isEqualTo("TIDELOG_OPERATOR_WATCH_NAMESPACES");
+              assertThat(e.getValue()).isEqualTo("a,b");
+            });
+    ChartRbac rbac = ChartRbac.ofChart(Map.of("watchNamespaces[0]", "a"));
+    assertThat(rbac.allows(request("GET", "/api/v1/namespaces/a/pods/p-0"))).isTrue();
+    assertThat(rbac.allows(request("GET", "/api/v1/namespaces/b/pods/p-0"))).isFalse();
+    assertThat(rbac.allows(request("GET", "/apis/tidelog.io/v1alpha1/clusters"))).isFalse();
+  }
+
   /**
    * The authorizer that MockKubernetes applies to every operator request in the e2e tests: it must
    * refuse what the chart does not grant, or those checks could not fail.

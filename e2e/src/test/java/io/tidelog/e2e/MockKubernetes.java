@@ -57,20 +57,18 @@ final class MockKubernetes implements AutoCloseable {
   /** The operators' own client: its requests are told from the test's by the User-Agent. */
   private final KubernetesClient operatorClient;
 
+  /** The chart's values whose RBAC the operator's requests must pass: its install's. */
+  private final Map<String, Object> chartValues;
+
   /** Only the Topic reconciler, for Clusters whose brokers run on this machine. */
   static MockKubernetes topicOperator(Duration topicReleaseAfter) throws IOException {
     return new MockKubernetes(topicSettings(topicReleaseAfter));
   }
 
   static OperatorSettings topicSettings(Duration topicReleaseAfter) {
-    return new OperatorSettings(
+    return settings(
         Set.of(OperatorSettings.Controller.TOPIC),
-        null,
-        "test",
-        false,
-        0,
         topicReleaseAfter,
-        Duration.ofMinutes(10),
         ClusterModel::bootstrapServers);
   }
 
@@ -82,20 +80,40 @@ final class MockKubernetes implements AutoCloseable {
       Duration topicReleaseAfter,
       Function<Cluster, String> brokerAddress)
       throws IOException {
-    this(
-        new OperatorSettings(
-            controllers,
-            null,
-            "test",
-            false,
-            0,
-            topicReleaseAfter,
-            Duration.ofMinutes(10),
-            brokerAddress));
+    this(settings(controllers, topicReleaseAfter, brokerAddress));
   }
 
-  /** With the operator started with {@code settings}, or none when null. */
+  /** Settings of a test's operator: no leader election, any HTTP port, every namespace. */
+  static OperatorSettings settings(
+      Set<OperatorSettings.Controller> controllers,
+      Duration topicReleaseAfter,
+      Function<Cluster, String> brokerAddress) {
+    return new OperatorSettings(
+        controllers,
+        null,
+        "test",
+        false,
+        0,
+        topicReleaseAfter,
+        Duration.ofMinutes(10),
+        brokerAddress,
+        Set.of());
+  }
+
+  /**
+   * With the operator started with {@code settings}, or none when null. Its requests are checked
+   * against the chart installed as those settings need: a namespaced install when they watch some
+   * namespaces only.
+   */
   MockKubernetes(OperatorSettings settings) throws IOException {
+    Map<String, Object> values = new HashMap<>();
+    if (settings != null) {
+      List<String> watched = settings.watchNamespaces().stream().sorted().toList();
+      for (int i = 0; i < watched.size(); i++) {
+        values.put("watchNamespaces[" + i + "]", watched.get(i));
+      }
+    }
+    chartValues = Map.copyOf(values);
     // CRUD for everything, plus the expectations below (the mixed dispatcher).
     Map<ServerRequest, Queue<ServerResponse>> expectations = new HashMap<>();
     server =
@@ -183,7 +201,7 @@ final class MockKubernetes implements AutoCloseable {
    * allow: every test against this mock checks the chart's RBAC against what the operator did.
    */
   private List<ChartRbac.Request> deniedOperatorRequests() {
-    ChartRbac rbac = ChartRbac.ofChart();
+    ChartRbac rbac = ChartRbac.ofChart(chartValues);
     Set<ChartRbac.Request> denied = new java.util.LinkedHashSet<>();
     try {
       for (RecordedRequest r = http.takeRequest(0, TimeUnit.MILLISECONDS);

@@ -72,7 +72,8 @@ class OperatorProcessIT {
                 0,
                 Duration.ofSeconds(5),
                 stuckAfter,
-                ClusterModel::bootstrapServers))) {
+                ClusterModel::bootstrapServers,
+                Set.of()))) {
       KubernetesClient client = kubernetes.client;
       int port = kubernetes.operator.httpPort();
       // Given a Cluster whose brokers never become Ready (the mock runs no pods), and a paused one,
@@ -154,7 +155,8 @@ class OperatorProcessIT {
         0,
         Duration.ofSeconds(5),
         Duration.ofMinutes(10),
-        ClusterModel::bootstrapServers);
+        ClusterModel::bootstrapServers,
+        Set.of());
   }
 
   private static String holder(KubernetesClient client) {

@@ -25,6 +25,8 @@ import java.util.stream.Collectors;
  * @param stuckAfter how long a resource may stay not Ready before the metrics count it as stuck
  * @param brokerAddress how the Cluster reconciler reaches a Cluster's brokers to check that a
  *     restart is safe: the bootstrap Service, in Kubernetes
+ * @param watchNamespaces the namespaces whose Clusters and Topics the operator serves, and whose
+ *     objects it reads and writes; empty serves every namespace
  */
 public record OperatorSettings(
     Set<Controller> controllers,
@@ -34,7 +36,12 @@ public record OperatorSettings(
     int httpPort,
     Duration topicReleaseAfter,
     Duration stuckAfter,
-    Function<Cluster, String> brokerAddress) {
+    Function<Cluster, String> brokerAddress,
+    Set<String> watchNamespaces) {
+
+  public OperatorSettings {
+    watchNamespaces = Set.copyOf(watchNamespaces);
+  }
 
   /** A reconciler. */
   public enum Controller {
@@ -57,6 +64,24 @@ public record OperatorSettings(
             Long.parseLong(env.getOrDefault("TIDELOG_TOPIC_RELEASE_AFTER_SECONDS", "300"))),
         Duration.ofSeconds(
             Long.parseLong(env.getOrDefault("TIDELOG_OPERATOR_STUCK_AFTER_SECONDS", "600"))),
-        ClusterModel::bootstrapServers);
+        ClusterModel::bootstrapServers,
+        Arrays.stream(env.getOrDefault("TIDELOG_OPERATOR_WATCH_NAMESPACES", "").split(","))
+            .map(String::strip)
+            .filter(ns -> !ns.isEmpty())
+            .collect(Collectors.toSet()));
+  }
+
+  /** These settings, serving only {@code namespaces}. */
+  public OperatorSettings watching(Set<String> namespaces) {
+    return new OperatorSettings(
+        controllers,
+        leaseNamespace,
+        identity,
+        exitWhenLeadershipLost,
+        httpPort,
+        topicReleaseAfter,
+        stuckAfter,
+        brokerAddress,
+        namespaces);
   }
 }

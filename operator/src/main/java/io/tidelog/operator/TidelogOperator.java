@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfigurationBuilder;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -23,6 +24,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.Set;
 
 /** The operator process: reconcilers, leader election, and an HTTP port for probes and metrics. */
 public final class TidelogOperator implements AutoCloseable {
@@ -60,12 +62,15 @@ public final class TidelogOperator implements AutoCloseable {
     ResourceMetrics resources =
         new ResourceMetrics(registry, settings.stuckAfter(), Clock.systemUTC());
     if (settings.controllers().contains(OperatorSettings.Controller.CLUSTER)) {
-      operator.register(new ClusterReconciler(settings.brokerAddress(), resources));
+      operator.register(
+          new ClusterReconciler(settings.brokerAddress(), resources),
+          o -> watch(o, settings.watchNamespaces()));
     }
     if (settings.controllers().contains(OperatorSettings.Controller.TOPIC)) {
       operator.register(
           new TopicReconciler(
-              topicAdmins, settings.topicReleaseAfter(), Clock.systemUTC(), resources));
+              topicAdmins, settings.topicReleaseAfter(), Clock.systemUTC(), resources),
+          o -> watch(o, settings.watchNamespaces()));
     }
     http = HttpServer.create(new InetSocketAddress(settings.httpPort()), 16);
     http.createContext("/healthz", exchange -> respond(exchange, 200, "ok\n"));
@@ -78,6 +83,16 @@ public final class TidelogOperator implements AutoCloseable {
           respond(exchange, ready ? 200 : 503, ready ? "ready\n" : "not ready\n");
         });
     http.createContext("/metrics", exchange -> respond(exchange, 200, registry.scrape()));
+  }
+
+  /**
+   * Serves {@code namespaces} only, when given: the reconciler's informers (its own resources' and
+   * the secondary ones) list and watch in each of them rather than in all namespaces.
+   */
+  private static void watch(ControllerConfigurationOverrider<?> overrider, Set<String> namespaces) {
+    if (!namespaces.isEmpty()) {
+      overrider.settingNamespaces(namespaces);
+    }
   }
 
   /** Starts the operator against {@code client}'s API server. */
