@@ -38,7 +38,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/*
 The reconcilers' rules on namespaced objects: their own resources and status, each Cluster's
 objects, one broker pod deleted at a time for a roll (and its rack written on it), volume growth,
-Events.
+Events, the Secrets of its certificates.
 */}}
 {{- define "tidelog-operator.namespacedRules" -}}
 - apiGroups: [tidelog.io]
@@ -71,4 +71,8 @@ Events.
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
+# Each Cluster's CAs and certificates; read by name, never listed or watched
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, create, update]
 {{- end -}}

@@ -16,8 +16,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.Conditions;
+import io.tidelog.operator.certificates.Pem;
 import io.tidelog.operator.cluster.ClusterModel;
 import io.tidelog.operator.cluster.ClusterReconciler;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -243,6 +245,76 @@ class ClusterOperatorIT {
         .startsWith("spec.config.log.retention.ms: a value may not hold a line break");
     assertThat(statefulSet("smuggle-broker")).isNull();
     assertThat(client.configMaps().inNamespace(NS).withName("smuggle-config").get()).isNull();
+  }
+
+  @Test
+  void aCaRenewalGoesThroughItsStepsAsConditionsAndChangesNoPodTemplate() throws Exception {
+    // Given a Cluster with its CAs and broker certificates,
+    create(
+        "tls",
+        """
+        replicas: 2
+        storage: {size: 1Gi}
+        etcd: {endpoints: ['http://etcd:2379']}
+        """);
+    await().atMost(WITHIN).until(() -> secretText("tls-broker-certs", "tls-broker-1.crt") != null);
+    StatefulSet before =
+        await().atMost(WITHIN).until(() -> statefulSet("tls-broker"), s -> s != null);
+    X509Certificate oldCa = Pem.certificates(secretText("tls-cluster-ca", "ca.crt")).get(0);
+    Pem.certificates(secretText("tls-broker-certs", "tls-broker-0.crt"))
+        .get(0)
+        .verify(oldCa.getPublicKey());
+
+    // when its cluster CA Secret is annotated to renew,
+    Resources.edit(
+        client.secrets().inNamespace(NS).withName("tls-cluster-ca"),
+        s -> {
+          s.getMetadata().getAnnotations().put("tidelog.io/force-renew", "true");
+          return s;
+        });
+
+    // then the renewal shows each step as the ClusterCaRenewal condition,
+    for (String step : List.of("TrustingBoth", "Switched")) {
+      await()
+          .atMost(WITHIN)
+          .until(
+              () ->
+                  Conditions.find(get("tls").getStatus().conditions, "ClusterCaRenewal")
+                      .map(c -> step.equals(c.getReason()))
+                      .orElse(false));
+      assertThat(Pem.certificates(secretText("tls-cluster-ca-cert", "ca.crt"))).hasSize(2);
+    }
+    await()
+        .atMost(WITHIN)
+        .until(
+            () -> Conditions.find(get("tls").getStatus().conditions, "ClusterCaRenewal").isEmpty());
+
+    // ends trusting only the new CA, whose certificates the brokers have,
+    List<X509Certificate> trusted = Pem.certificates(secretText("tls-cluster-ca-cert", "ca.crt"));
+    assertThat(trusted).singleElement().isNotEqualTo(oldCa);
+    for (int id = 0; id < 2; id++) {
+      Pem.certificates(secretText("tls-broker-certs", "tls-broker-" + id + ".crt"))
+          .get(0)
+          .verify(trusted.get(0).getPublicKey());
+    }
+    // and no broker pod was to restart for it: the template is as it was.
+    assertThat(statefulSet("tls-broker").getSpec().getTemplate())
+        .isEqualTo(before.getSpec().getTemplate());
+    assertThat(client.v1().events().inNamespace(NS).list().getItems())
+        .noneMatch(
+            e ->
+                "BrokerRestart".equals(e.getReason())
+                    && "tls".equals(e.getInvolvedObject().getName()));
+  }
+
+  private static String secretText(String secret, String key) {
+    var found = client.secrets().inNamespace(NS).withName(secret).get();
+    if (found == null || found.getData() == null || !found.getData().containsKey(key)) {
+      return null;
+    }
+    return new String(
+        java.util.Base64.getDecoder().decode(found.getData().get(key)),
+        java.nio.charset.StandardCharsets.UTF_8);
   }
 
   @Test

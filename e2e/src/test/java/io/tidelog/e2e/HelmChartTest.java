@@ -125,6 +125,7 @@ class HelmChartTest {
             "/pods: delete get list patch watch",
             "/persistentvolumeclaims: get list patch",
             "/events: create",
+            "/secrets: create get update",
             "/nodes: get");
     Role leases = HelmChart.one(objects, Role.class);
     assertThat(leases.getMetadata().getNamespace()).isEqualTo(HelmChart.NAMESPACE);
@@ -225,7 +226,7 @@ class HelmChartTest {
                         + HelmChart.NAMESPACE
                         + "/leases/tidelog-operator")))
         .isTrue();
-    assertThat(rbac.allows(request("GET", "/api/v1/namespaces/a/secrets/s"))).isFalse();
+    assertThat(rbac.allows(request("GET", "/api/v1/namespaces/a/secrets"))).isFalse();
     assertThat(rbac.allows(request("DELETE", "/apis/apps/v1/namespaces/a/statefulsets/s")))
         .isFalse();
     assertThat(rbac.allows(request("DELETE", "/api/v1/namespaces/a/pods"))).isFalse();

@@ -97,7 +97,8 @@ final class MockKubernetes implements AutoCloseable {
         topicReleaseAfter,
         Duration.ofMinutes(10),
         brokerAddress,
-        Set.of());
+        Set.of(),
+        Duration.ofSeconds(3));
   }
 
   /**

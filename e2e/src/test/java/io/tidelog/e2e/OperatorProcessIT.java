@@ -73,7 +73,8 @@ class OperatorProcessIT {
                 Duration.ofSeconds(5),
                 stuckAfter,
                 ClusterModel::bootstrapServers,
-                Set.of()))) {
+                Set.of(),
+                Duration.ofSeconds(3)))) {
       KubernetesClient client = kubernetes.client;
       int port = kubernetes.operator.httpPort();
       // Given a Cluster whose brokers never become Ready (the mock runs no pods), and a paused one,
@@ -156,7 +157,8 @@ class OperatorProcessIT {
         Duration.ofSeconds(5),
         Duration.ofMinutes(10),
         ClusterModel::bootstrapServers,
-        Set.of());
+        Set.of(),
+        Duration.ofSeconds(3));
   }
 
   private static String holder(KubernetesClient client) {

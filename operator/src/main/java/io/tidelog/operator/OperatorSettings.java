@@ -27,6 +27,8 @@ import java.util.stream.Collectors;
  *     restart is safe: the bootstrap Service, in Kubernetes
  * @param watchNamespaces the namespaces whose Clusters and Topics the operator serves, and whose
  *     objects it reads and writes; empty serves every namespace
+ * @param secretPropagation how long the kubelet may take to update a mounted Secret (its sync
+ *     period and its cache's): each step of a CA's renewal lasts at least this long
  */
 public record OperatorSettings(
     Set<Controller> controllers,
@@ -37,7 +39,8 @@ public record OperatorSettings(
     Duration topicReleaseAfter,
     Duration stuckAfter,
     Function<Cluster, String> brokerAddress,
-    Set<String> watchNamespaces) {
+    Set<String> watchNamespaces,
+    Duration secretPropagation) {
 
   public OperatorSettings {
     watchNamespaces = Set.copyOf(watchNamespaces);
@@ -68,7 +71,10 @@ public record OperatorSettings(
         Arrays.stream(env.getOrDefault("TIDELOG_OPERATOR_WATCH_NAMESPACES", "").split(","))
             .map(String::strip)
             .filter(ns -> !ns.isEmpty())
-            .collect(Collectors.toSet()));
+            .collect(Collectors.toSet()),
+        Duration.ofSeconds(
+            Long.parseLong(
+                env.getOrDefault("TIDELOG_OPERATOR_SECRET_PROPAGATION_SECONDS", "180"))));
   }
 
   /** These settings, serving only {@code namespaces}. */
@@ -82,6 +88,7 @@ public record OperatorSettings(
         topicReleaseAfter,
         stuckAfter,
         brokerAddress,
-        namespaces);
+        namespaces,
+        secretPropagation);
   }
 }

@@ -63,7 +63,7 @@ public final class TidelogOperator implements AutoCloseable {
         new ResourceMetrics(registry, settings.stuckAfter(), Clock.systemUTC());
     if (settings.controllers().contains(OperatorSettings.Controller.CLUSTER)) {
       operator.register(
-          new ClusterReconciler(settings.brokerAddress(), resources),
+          new ClusterReconciler(settings.brokerAddress(), resources, settings.secretPropagation()),
           o -> watch(o, settings.watchNamespaces()));
     }
     if (settings.controllers().contains(OperatorSettings.Controller.TOPIC)) {

@@ -61,6 +61,14 @@ public class ClusterSpec {
           + " namespace. Topics in the Cluster's own namespace always may.")
   public List<String> topicNamespaces;
 
+  @JsonPropertyDescription(
+      "The certificate authority of the brokers' and etcd's certificates (inter-broker mutual TLS,"
+          + " the operator's own identity).")
+  public CertificateAuthoritySpec clusterCa;
+
+  @JsonPropertyDescription("The certificate authority of users' client certificates.")
+  public CertificateAuthoritySpec clientsCa;
+
   /** A volume per pod. */
   public static class Storage {
     @Required
@@ -135,6 +143,34 @@ public class ClusterSpec {
   public enum WhenUnsatisfiable {
     ScheduleAnyway,
     DoNotSchedule
+  }
+
+  /**
+   * A certificate authority the operator runs, or one the user brings, and how long what it issues
+   * lives: names as in Strimzi's {@code clusterCa} and {@code clientsCa}.
+   */
+  @ValidationRule(
+      value = "self.renewalDays < self.validityDays",
+      message = "renewalDays must be fewer than validityDays")
+  public static class CertificateAuthoritySpec {
+    @Default("true")
+    @JsonPropertyDescription(
+        "Whether the operator makes the authority and renews it; false: the Secrets <cluster>-<kind>"
+            + "-ca (ca.crt, ca.key) and <cluster>-<kind>-ca-cert (ca.crt, the certificates to"
+            + " trust) are the user's, and only what the authority issues is renewed.")
+    public boolean generateCertificateAuthority = true;
+
+    @Default("365")
+    @Min(2)
+    @JsonPropertyDescription("Days an authority and each certificate it issues are valid.")
+    public int validityDays = 365;
+
+    @Default("30")
+    @Min(1)
+    @JsonPropertyDescription(
+        "Days before its expiry that a certificate or an authority is renewed. Renewal restarts"
+            + " no pod: brokers reload their certificates from the mounted Secrets.")
+    public int renewalDays = 30;
   }
 
   /** Metrics. */

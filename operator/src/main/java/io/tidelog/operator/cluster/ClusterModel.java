@@ -119,6 +119,27 @@ public final class ClusterModel {
     return "data-" + brokerPod(c, id);
   }
 
+  /**
+   * The DNS names broker {@code id} answers to, which its certificate names: its pod under the
+   * headless Service, the headless Service and the bootstrap Service, each as the cluster's DNS
+   * spells it (short, with the namespace, {@code .svc}, {@code .svc.cluster.local}).
+   */
+  static List<String> brokerDnsNames(Cluster c, int id) {
+    String ns = c.getMetadata().getNamespace();
+    String pod = brokerPod(c, id) + "." + headlessService(c) + "." + ns;
+    String headless = headlessService(c) + "." + ns;
+    String bootstrap = bootstrapService(c);
+    return List.of(
+        pod + ".svc",
+        pod + ".svc.cluster.local",
+        headless + ".svc",
+        headless + ".svc.cluster.local",
+        bootstrap,
+        bootstrap + "." + ns,
+        bootstrap + "." + ns + ".svc",
+        bootstrap + "." + ns + ".svc.cluster.local");
+  }
+
   /** The address Kafka clients inside Kubernetes bootstrap from. */
   public static String bootstrapServers(Cluster c) {
     return "%s.%s.svc:%d"
@@ -629,7 +650,7 @@ public final class ClusterModel {
     return storage;
   }
 
-  private static ObjectMeta meta(Cluster c, String name, String component) {
+  static ObjectMeta meta(Cluster c, String name, String component) {
     return new ObjectMetaBuilder()
         .withName(name)
         .withNamespace(c.getMetadata().getNamespace())

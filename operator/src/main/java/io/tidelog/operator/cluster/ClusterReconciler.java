@@ -55,14 +55,21 @@ public class ClusterReconciler implements Reconciler<Cluster> {
 
   private final Function<Cluster, String> brokerAddress;
   private final ResourceMetrics metrics;
+  private final Duration secretPropagation;
 
   /**
    * @param brokerAddress how the operator reaches a Cluster's brokers: its bootstrap Service when
    *     the operator runs in Kubernetes
+   * @param secretPropagation how long the kubelet may take to update a mounted Secret, which each
+   *     step of a CA's renewal waits
    */
-  public ClusterReconciler(Function<Cluster, String> brokerAddress, ResourceMetrics metrics) {
+  public ClusterReconciler(
+      Function<Cluster, String> brokerAddress,
+      ResourceMetrics metrics,
+      Duration secretPropagation) {
     this.brokerAddress = brokerAddress;
     this.metrics = metrics;
+    this.secretPropagation = secretPropagation;
   }
 
   @Override
@@ -121,7 +128,18 @@ public class ClusterReconciler implements Reconciler<Cluster> {
       refuse(status, problem.get(), generation);
       return update(cluster, status);
     }
+    ClusterCertificates.Outcome certificates =
+        ClusterCertificates.reconcile(client, cluster, Instant.now(), secretPropagation);
+    if (certificates.problem().isPresent()) {
+      String missing = certificates.problem().get();
+      Conditions.set(
+          status.conditions, Conditions.ERROR, true, "CertificatesMissing", missing, generation);
+      Conditions.set(
+          status.conditions, Conditions.READY, false, "CertificatesMissing", missing, generation);
+      return update(cluster, status).rescheduleAfter(WHILE_CHANGING);
+    }
     Conditions.remove(status.conditions, Conditions.ERROR);
+    reportRenewals(status, certificates.renewals(), generation);
     List<HasMetadata> desired = ClusterModel.desired(cluster);
     desired.forEach(object -> apply(client, object));
     growClaims(client, cluster, claims);
@@ -134,7 +152,9 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     }
     report(cluster, status, pods, decision, view);
     boolean done =
-        decision instanceof Roller.Done && Conditions.isTrue(status.conditions, Conditions.READY);
+        decision instanceof Roller.Done
+            && Conditions.isTrue(status.conditions, Conditions.READY)
+            && certificates.renewals().isEmpty();
     return done ? update(cluster, status) : update(cluster, status).rescheduleAfter(WHILE_CHANGING);
   }
 
@@ -160,6 +180,32 @@ public class ClusterReconciler implements Reconciler<Cluster> {
 
     Optional<Integer> controllerId() throws Exception {
       return read != null ? read.controllerId() : BrokerView.controller(bootstrapServers);
+    }
+  }
+
+  /**
+   * A condition per CA whose renewal is under way ({@code ClusterCaRenewal}, {@code
+   * ClientsCaRenewal}), True with the step as its reason; none once the renewal is done.
+   */
+  private void reportRenewals(
+      ClusterStatus status, List<ClusterCertificates.Renewal> renewals, Long generation) {
+    for (String kind : List.of("cluster", "clients")) {
+      String type = Character.toUpperCase(kind.charAt(0)) + kind.substring(1) + "CaRenewal";
+      Optional<ClusterCertificates.Renewal> renewal =
+          renewals.stream().filter(r -> r.kind().equals(kind)).findFirst();
+      if (renewal.isEmpty()) {
+        Conditions.remove(status.conditions, type);
+        continue;
+      }
+      ClusterCertificates.Renewal r = renewal.get();
+      Conditions.set(
+          status.conditions,
+          type,
+          true,
+          r.step().reason,
+          "spec.%sCa: renewing the CA: %s (since %s; the next step from %s)"
+              .formatted(kind, r.step().meaning, r.since(), r.since().plus(secretPropagation)),
+          generation);
     }
   }
 

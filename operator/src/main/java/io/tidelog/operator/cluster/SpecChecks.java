@@ -48,6 +48,17 @@ final class SpecChecks {
         return config;
       }
     }
+    for (var ca :
+        List.of(
+            Map.entry("clusterCa", Optional.ofNullable(spec.clusterCa)),
+            Map.entry("clientsCa", Optional.ofNullable(spec.clientsCa)))) {
+      if (ca.getValue().isPresent()
+          && ca.getValue().get().renewalDays >= ca.getValue().get().validityDays) {
+        return Optional.of(
+            "spec.%s.renewalDays: must be fewer than validityDays (%d)"
+                .formatted(ca.getKey(), ca.getValue().get().validityDays));
+      }
+    }
     BigDecimal wanted = Quantity.getAmountInBytes(new Quantity(spec.storage.size));
     for (PersistentVolumeClaim claim : claims) {
       Quantity size = claim.getSpec().getResources().getRequests().get("storage");

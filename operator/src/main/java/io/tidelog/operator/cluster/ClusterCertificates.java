@@ -1,0 +1,370 @@
+package io.tidelog.operator.cluster;
+
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.ClusterSpec;
+import io.tidelog.operator.certificates.CertificateAuthority;
+import io.tidelog.operator.certificates.Pem;
+import java.nio.charset.StandardCharsets;
+import java.security.cert.CertificateParsingException;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.stream.IntStream;
+
+/**
+ * A Cluster's certificates, kept in Secrets it owns: two certificate authorities, the cluster CA
+ * (brokers' certificates) and the clients CA (users' certificates), and each broker's certificate.
+ *
+ * <p>For a CA of kind {@code cluster} or {@code clients}: Secret {@code <name>-<kind>-ca} holds its
+ * key and certificate ({@code ca.key}, {@code ca.crt}), Secret {@code <name>-<kind>-ca-cert} the
+ * certificates to trust ({@code ca.crt}), which pods mount. Broker {@code i}'s certificate is in
+ * {@code <name>-broker-certs} as {@code <pod>.crt} (with its CA), {@code <pod>.key}, and {@code
+ * <pod>.pem} (key and chain, a Kafka PEM keystore); it names every DNS name of its pod, the
+ * headless and the bootstrap Service.
+ *
+ * <p>Renewal restarts nothing: pods mount the Secrets by name, and brokers reload changed files. A
+ * certificate is issued again when it is missing, names other DNS names, or comes within {@code
+ * renewalDays} of its expiry. A CA is renewed at {@code renewalDays} before its expiry, or when its
+ * Secret is annotated {@value #FORCE_RENEW_ANNOTATION}, in three steps of at least {@code
+ * propagation} each (how long the kubelet takes to update a mounted Secret): trust both (the new CA
+ * is added to what pods trust, certificates stay as they are), switch (every certificate is issued
+ * again by the new CA), drop the old (only the new CA is trusted). A CA the user brings ({@code
+ * generateCertificateAuthority: false}) is never renewed by the operator.
+ */
+final class ClusterCertificates {
+  /** On a CA's Secret: "true" renews the CA now. */
+  static final String FORCE_RENEW_ANNOTATION = "tidelog.io/force-renew";
+
+  /** On a CA's Secret: the renewal step it is in, {@link Step}. */
+  static final String RENEWAL_ANNOTATION = "tidelog.io/ca-renewal";
+
+  /** On a CA's Secret: when the step began. */
+  static final String RENEWAL_SINCE_ANNOTATION = "tidelog.io/ca-renewal-since";
+
+  private static final java.util.Set<String> OWN_ANNOTATIONS =
+      java.util.Set.of(FORCE_RENEW_ANNOTATION, RENEWAL_ANNOTATION, RENEWAL_SINCE_ANNOTATION);
+
+  static final String CA_KEY = "ca.key";
+  static final String CA_CERT = "ca.crt";
+  private static final String OLD_CA_KEY = "old-ca.key";
+  private static final String OLD_CA_CERT = "old-ca.crt";
+
+  /** The steps of a CA's renewal; none while no renewal is under way. */
+  enum Step {
+    TRUSTING_BOTH("TrustingBoth", "the new CA is trusted beside the old; certificates unchanged"),
+    SWITCHED("Switched", "certificates are issued by the new CA; the old one is still trusted");
+
+    final String reason;
+    final String meaning;
+
+    Step(String reason, String meaning) {
+      this.reason = reason;
+      this.meaning = meaning;
+    }
+  }
+
+  /** A CA's renewal under way, for its condition. */
+  record Renewal(String kind, Step step, Instant since) {}
+
+  /** The outcome of a reconcile: each renewal under way, or why the certificates are missing. */
+  record Outcome(List<Renewal> renewals, Optional<String> problem) {}
+
+  private final KubernetesClient client;
+  private final Cluster cluster;
+  private final Instant now;
+  private final Duration propagation;
+
+  private ClusterCertificates(
+      KubernetesClient client, Cluster cluster, Instant now, Duration propagation) {
+    this.client = client;
+    this.cluster = cluster;
+    this.now = now;
+    this.propagation = propagation;
+  }
+
+  static String caSecret(Cluster c, String kind) {
+    return c.getMetadata().getName() + "-" + kind + "-ca";
+  }
+
+  static String caCertSecret(Cluster c, String kind) {
+    return caSecret(c, kind) + "-cert";
+  }
+
+  static String brokerCertsSecret(Cluster c) {
+    return c.getMetadata().getName() + "-broker-certs";
+  }
+
+  /** The CN of every broker's certificate, and so the brokers' principal between them. */
+  static String brokerCommonName(Cluster c) {
+    return ClusterModel.brokerSet(c);
+  }
+
+  /** Brings the Cluster's CAs and certificates to what its spec and the clock ask for. */
+  static Outcome reconcile(
+      KubernetesClient client, Cluster cluster, Instant now, Duration propagation) {
+    return new ClusterCertificates(client, cluster, now, propagation).reconcile();
+  }
+
+  private Outcome reconcile() {
+    List<Renewal> renewals = new ArrayList<>();
+    Authorities clusterCa;
+    try {
+      clusterCa = authority("cluster", settings(cluster.getSpec().clusterCa), renewals);
+      authority("clients", settings(cluster.getSpec().clientsCa), renewals);
+    } catch (MissingAuthority e) {
+      return new Outcome(renewals, Optional.of(e.getMessage()));
+    }
+    brokerCertificates(clusterCa, settings(cluster.getSpec().clusterCa));
+    return new Outcome(renewals, Optional.empty());
+  }
+
+  private static ClusterSpec.CertificateAuthoritySpec settings(
+      ClusterSpec.CertificateAuthoritySpec given) {
+    return given != null ? given : new ClusterSpec.CertificateAuthoritySpec();
+  }
+
+  /**
+   * The CA that issues certificates now (the old one while both are trusted) and the current one.
+   */
+  private record Authorities(
+      CertificateAuthority issuer, CertificateAuthority current, Step step) {}
+
+  private static final class MissingAuthority extends Exception {
+    MissingAuthority(String message) {
+      super(message);
+    }
+  }
+
+  /** Creates, renews or steps the renewal of the CA of {@code kind}; returns it. */
+  private Authorities authority(
+      String kind, ClusterSpec.CertificateAuthoritySpec spec, List<Renewal> renewals)
+      throws MissingAuthority {
+    Secret secret = get(caSecret(cluster, kind));
+    Duration validity = Duration.ofDays(spec.validityDays);
+    if (secret == null || text(secret, CA_KEY) == null || text(secret, CA_CERT) == null) {
+      if (!spec.generateCertificateAuthority) {
+        throw new MissingAuthority(
+            "spec.%sCa.generateCertificateAuthority: false, and Secret %s has no %s and %s; create it with the CA's key and certificate, and Secret %s with the certificates to trust"
+                .formatted(
+                    kind, caSecret(cluster, kind), CA_KEY, CA_CERT, caCertSecret(cluster, kind)));
+      }
+      CertificateAuthority created =
+          CertificateAuthority.create(
+              cluster.getMetadata().getName() + "-" + kind + "-ca", now, validity);
+      Map<String, String> data = new TreeMap<>();
+      data.put(CA_KEY, Pem.of(created.key()));
+      data.put(CA_CERT, Pem.of(created.certificate()));
+      write(caSecret(cluster, kind), data, Map.of());
+      write(caCertSecret(cluster, kind), Map.of(CA_CERT, Pem.of(created.certificate())), Map.of());
+      return new Authorities(created, created, null);
+    }
+    CertificateAuthority current =
+        new CertificateAuthority(
+            Pem.certificates(text(secret, CA_CERT)).get(0), Pem.privateKey(text(secret, CA_KEY)));
+    Map<String, String> annotations = annotations(secret);
+    Step step = step(annotations.get(RENEWAL_ANNOTATION));
+    Instant since =
+        annotations.containsKey(RENEWAL_SINCE_ANNOTATION)
+            ? Instant.parse(annotations.get(RENEWAL_SINCE_ANNOTATION))
+            : now;
+    if (!spec.generateCertificateAuthority) {
+      return new Authorities(current, current, null); // the user's to renew
+    }
+    boolean due =
+        "true".equals(annotations.get(FORCE_RENEW_ANNOTATION))
+            || current
+                .certificate()
+                .getNotAfter()
+                .toInstant()
+                .isBefore(now.plus(Duration.ofDays(spec.renewalDays)));
+    if (step == null && due) {
+      CertificateAuthority renewed =
+          CertificateAuthority.create(
+              cluster.getMetadata().getName() + "-" + kind + "-ca", now, validity);
+      Map<String, String> data = new TreeMap<>();
+      data.put(CA_KEY, Pem.of(renewed.key()));
+      data.put(CA_CERT, Pem.of(renewed.certificate()));
+      data.put(OLD_CA_KEY, Pem.of(current.key()));
+      data.put(OLD_CA_CERT, Pem.of(current.certificate()));
+      write(caSecret(cluster, kind), data, stepAnnotations(Step.TRUSTING_BOTH));
+      write(
+          caCertSecret(cluster, kind),
+          Map.of(CA_CERT, Pem.of(renewed.certificate(), current.certificate())),
+          Map.of());
+      renewals.add(new Renewal(kind, Step.TRUSTING_BOTH, now));
+      return new Authorities(current, renewed, Step.TRUSTING_BOTH);
+    }
+    if (step == null) {
+      return new Authorities(current, current, null);
+    }
+    CertificateAuthority old =
+        new CertificateAuthority(
+            Pem.certificates(text(secret, OLD_CA_CERT)).get(0),
+            Pem.privateKey(text(secret, OLD_CA_KEY)));
+    boolean stepDone = !now.isBefore(since.plus(propagation));
+    if (step == Step.TRUSTING_BOTH && stepDone) {
+      Map<String, String> data = new TreeMap<>(texts(secret));
+      write(caSecret(cluster, kind), data, stepAnnotations(Step.SWITCHED));
+      renewals.add(new Renewal(kind, Step.SWITCHED, now));
+      return new Authorities(current, current, Step.SWITCHED);
+    }
+    if (step == Step.SWITCHED && stepDone) {
+      Map<String, String> data = new TreeMap<>();
+      data.put(CA_KEY, text(secret, CA_KEY));
+      data.put(CA_CERT, text(secret, CA_CERT));
+      write(caSecret(cluster, kind), data, Map.of());
+      write(caCertSecret(cluster, kind), Map.of(CA_CERT, Pem.of(current.certificate())), Map.of());
+      return new Authorities(current, current, null);
+    }
+    renewals.add(new Renewal(kind, step, since));
+    return new Authorities(step == Step.TRUSTING_BOTH ? old : current, current, step);
+  }
+
+  private Map<String, String> stepAnnotations(Step step) {
+    return Map.of(RENEWAL_ANNOTATION, step.name(), RENEWAL_SINCE_ANNOTATION, now.toString());
+  }
+
+  private static Step step(String name) {
+    return name == null ? null : Step.valueOf(name);
+  }
+
+  /** Issues each broker's certificate that is missing, outdated or due, and drops removed ones. */
+  private void brokerCertificates(
+      Authorities authorities, ClusterSpec.CertificateAuthoritySpec spec) {
+    Secret secret = get(brokerCertsSecret(cluster));
+    Map<String, String> data = secret == null ? new TreeMap<>() : new TreeMap<>(texts(secret));
+    Map<String, String> wanted = new TreeMap<>();
+    for (int id : IntStream.range(0, cluster.getSpec().replicas).toArray()) {
+      String pod = ClusterModel.brokerPod(cluster, id);
+      List<String> names = ClusterModel.brokerDnsNames(cluster, id);
+      String crt = data.get(pod + ".crt");
+      if (crt == null || due(Pem.certificates(crt).get(0), names, authorities, spec)) {
+        CertificateAuthority.Issued issued =
+            authorities
+                .issuer()
+                .issue(brokerCommonName(cluster), names, now, Duration.ofDays(spec.validityDays));
+        String chain = Pem.of(issued.certificate(), authorities.issuer().certificate());
+        String key = Pem.of(issued.key());
+        wanted.put(pod + ".crt", chain);
+        wanted.put(pod + ".key", key);
+        wanted.put(pod + ".pem", key + chain);
+      } else {
+        for (String suffix : List.of(".crt", ".key", ".pem")) {
+          wanted.put(pod + suffix, data.get(pod + suffix));
+        }
+      }
+    }
+    if (!wanted.equals(data)) {
+      write(brokerCertsSecret(cluster), wanted, Map.of());
+    }
+  }
+
+  /**
+   * Whether {@code certificate} must be issued again: it names other DNS names, or (outside a CA's
+   * trust-both step, when certificates stay with the old CA) is not the current CA's or is due.
+   */
+  private boolean due(
+      X509Certificate certificate,
+      List<String> names,
+      Authorities authorities,
+      ClusterSpec.CertificateAuthoritySpec spec) {
+    if (!dnsNames(certificate).equals(List.copyOf(names))) {
+      return true;
+    }
+    if (authorities.step() == Step.TRUSTING_BOTH) {
+      return !authorities.issuer().signed(certificate)
+          && !authorities.current().signed(certificate);
+    }
+    if (!authorities.current().signed(certificate)) {
+      return true;
+    }
+    // due, unless it already lasts as long as its CA: another would expire no later
+    return certificate
+            .getNotAfter()
+            .toInstant()
+            .isBefore(now.plus(Duration.ofDays(spec.renewalDays)))
+        && certificate.getNotAfter().before(authorities.current().certificate().getNotAfter());
+  }
+
+  private static List<String> dnsNames(X509Certificate certificate) {
+    try {
+      Collection<List<?>> names = certificate.getSubjectAlternativeNames();
+      return names == null
+          ? List.of()
+          : names.stream()
+              .filter(n -> Objects.equals(n.get(0), 2)) // dNSName
+              .map(n -> (String) n.get(1))
+              .toList();
+    } catch (CertificateParsingException e) {
+      return List.of();
+    }
+  }
+
+  private Secret get(String name) {
+    return client.secrets().inNamespace(cluster.getMetadata().getNamespace()).withName(name).get();
+  }
+
+  /**
+   * Creates or replaces Secret {@code name} with {@code data} and the given renewal annotations.
+   */
+  private void write(String name, Map<String, String> data, Map<String, String> annotations) {
+    Map<String, String> encoded = new TreeMap<>();
+    data.forEach(
+        (key, value) ->
+            encoded.put(
+                key, Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8))));
+    Secret desired =
+        new SecretBuilder()
+            .withMetadata(ClusterModel.meta(cluster, name, "certificates"))
+            .withType("Opaque")
+            .withData(encoded)
+            .build();
+    Secret existing = get(name);
+    if (existing != null) {
+      // keep what others annotated; the renewal's own annotations are this write's to set
+      annotations(existing).entrySet().stream()
+          .filter(e -> !OWN_ANNOTATIONS.contains(e.getKey()))
+          .forEach(e -> desired.getMetadata().getAnnotations().put(e.getKey(), e.getValue()));
+    }
+    desired.getMetadata().getAnnotations().putAll(annotations);
+    if (existing == null) {
+      client.resource(desired).create();
+    } else {
+      desired.getMetadata().setResourceVersion(existing.getMetadata().getResourceVersion());
+      client.resource(desired).update();
+    }
+  }
+
+  private static Map<String, String> annotations(Secret secret) {
+    return secret.getMetadata().getAnnotations() == null
+        ? Map.of()
+        : secret.getMetadata().getAnnotations();
+  }
+
+  private static String text(Secret secret, String key) {
+    String value = secret.getData() == null ? null : secret.getData().get(key);
+    return value == null
+        ? null
+        : new String(Base64.getDecoder().decode(value), StandardCharsets.UTF_8);
+  }
+
+  private static Map<String, String> texts(Secret secret) {
+    Map<String, String> texts = new HashMap<>();
+    if (secret.getData() != null) {
+      secret.getData().keySet().forEach(key -> texts.put(key, text(secret, key)));
+    }
+    return texts;
+  }
+}
