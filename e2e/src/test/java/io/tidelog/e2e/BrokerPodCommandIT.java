@@ -2,151 +2,489 @@ package io.tidelog.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.tidelog.operator.OperatorSettings;
+import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.Conditions;
+import io.tidelog.operator.certificates.CertificateAuthority;
+import io.tidelog.operator.certificates.Pem;
 import io.tidelog.operator.cluster.ClusterModel;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The broker container that the operator describes (its command, its environment, the
- * server.properties of its ConfigMap, and the image's entry point {@code broker/docker/broker})
- * runs a real broker here, with only its network addresses and data directory moved to loopback and
- * a temporary directory.
+ * Brokers run from exactly what the operator made for a Cluster: the container's command and
+ * environment, the server.properties of its ConfigMap, its Secrets as files (kept up to date as the
+ * kubelet keeps a mounted Secret, every half second here), and the image's entry point {@code
+ * broker/docker/broker}, with only their network addresses and data directories moved to loopback
+ * and a temporary directory. Moving the addresses to 127.0.0.1, which their certificates do not
+ * name, is why hostname verification between brokers is off here; the rest of the replication
+ * listener's mutual TLS holds: only certificates of the cluster CA get in.
  */
 class BrokerPodCommandIT {
+  private static final String NS = "kafka";
+  private static final int BROKERS = 2;
+  private static final Duration SECRET_PROPAGATION = Duration.ofSeconds(8);
+  private static final int RECORDS_MAX = 20_000;
+
   @TempDir Path dir;
 
   @Test
-  void thePodCommandStartsABrokerWhoseIdIsThePodOrdinalAndWhichJoinsTheCluster() throws Exception {
-    try (DevCluster cluster = new DevCluster(dir.resolve("cluster"))) {
-      String bootstrap = cluster.up();
-      // Given the objects of a Cluster spread over zones, whose etcd is the dev cluster's,
-      Cluster resource =
-          Resources.cluster(
-              "kafka",
-              "dev",
-              """
-              replicas: 2
-              storage: {size: 1Gi}
-              jvm: {heap: 256m}
-              config: {num.partitions: '3'}
-              rack: {topologyKey: topology.kubernetes.io/zone}
-              etcd: {endpoints: ['http://127.0.0.1:%d']}
-              """
-                  .formatted(cluster.port + 2000));
-      resource.getMetadata().setUid("8d2f");
-      var objects = ClusterModel.desired(resource);
-      ConfigMap config =
-          objects.stream()
-              .filter(ConfigMap.class::isInstance)
-              .map(ConfigMap.class::cast)
-              .findFirst()
-              .orElseThrow();
+  void brokersFromThePodSpecReplicateOverMutualTlsAndLiveThroughACaRenewal() throws Exception {
+    int etcdPort = freePort();
+    int[] plain = {freePort(), freePort()};
+    int[] replication = {freePort(), freePort()};
+    int[] http = {freePort(), freePort()};
+    String bootstrap = "127.0.0.1:" + plain[0] + ",127.0.0.1:" + plain[1];
+    List<Process> processes = new ArrayList<>();
+    ScheduledExecutorService kubelet = Executors.newSingleThreadScheduledExecutor();
+    try (MockKubernetes kubernetes = new MockKubernetes(settings(bootstrap))) {
+      processes.add(etcd(etcdPort));
+      KubernetesClient client = kubernetes.client;
+      // Given a Cluster of two brokers spread over zones, whose etcd runs here,
+      client
+          .resource(
+              Resources.cluster(
+                  NS,
+                  "dev",
+                  """
+                  replicas: %d
+                  storage: {size: 1Gi}
+                  jvm: {heap: 256m}
+                  rack: {topologyKey: topology.kubernetes.io/zone}
+                  etcd: {endpoints: ['http://127.0.0.1:%d']}
+                  """
+                      .formatted(BROKERS, etcdPort)))
+          .create();
       StatefulSet brokers =
-          objects.stream()
-              .filter(StatefulSet.class::isInstance)
-              .map(StatefulSet.class::cast)
-              .findFirst()
-              .orElseThrow();
-      Container container = brokers.getSpec().getTemplate().getSpec().getContainers().get(0);
-
-      // when its container command runs as pod dev-broker-1,
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(
+                  () -> client.apps().statefulSets().inNamespace(NS).withName("dev-broker").get(),
+                  s -> s != null);
+      ConfigMap config = client.configMaps().inNamespace(NS).withName("dev-config").get();
       Path etc = Files.createDirectories(dir.resolve("etc"));
-      Path podinfo = Files.createDirectories(dir.resolve("podinfo"));
+      Path tls = dir.resolve("tls");
       Files.writeString(
-          etc.resolve("server.properties"), config.getData().get("server.properties"));
-      List<String> command =
-          container.getCommand().stream()
-              .map(
-                  part ->
-                      part.replace("/etc/tidelog", etc.toString())
-                          .replace("/etc/podinfo", podinfo.toString())
-                          .replace(
-                              "/opt/tidelog/bin/broker",
-                              DevCluster.REPO.resolve("broker/docker/broker").toString()))
-              .toList();
-      int kafkaPort = freePort();
-      int httpPort = freePort();
-      ProcessBuilder pod =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(dir.resolve("broker-1.log").toFile());
-      Map<String, String> env = pod.environment();
-      for (EnvVar var : container.getEnv()) {
-        if (var.getValue() != null) {
-          env.put(var.getName(), var.getValue());
+          etc.resolve("server.properties"),
+          local(config.getData().get("server.properties"), etc, tls));
+      // whose Secrets the kubelet keeps as files,
+      Map<String, Path> mounts =
+          Map.of(
+              "dev-broker-certs", tls.resolve("broker"),
+              "dev-cluster-ca-cert", tls.resolve("cluster-ca"),
+              "dev-clients-ca-cert", tls.resolve("clients-ca"));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> mounts.keySet().stream().allMatch(s -> secret(client, s) != null));
+      kubelet.scheduleWithFixedDelay(
+          () -> mounts.forEach((secret, path) -> mount(secret(client, secret), path)),
+          0,
+          500,
+          TimeUnit.MILLISECONDS);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> Files.exists(tls.resolve("broker/dev-broker-1.pem")));
+
+      // when each pod's command runs, pod 1 before the operator wrote its rack,
+      Container container = brokers.getSpec().getTemplate().getSpec().getContainers().get(0);
+      for (int id = 0; id < BROKERS; id++) {
+        Path podinfo = Files.createDirectories(dir.resolve("podinfo-" + id));
+        if (id == 0) {
+          writeRack(podinfo, "east");
         }
+        processes.add(
+            broker(container, id, etc, tls, podinfo, plain[id], replication[id], http[id]));
       }
-      env.put("POD_NAME", "dev-broker-1"); // the downward API
-      env.put(
-          "CLASSPATH",
-          DevCluster.REPO.resolve("broker/target/classes")
-              + ":"
-              + Files.readString(DevCluster.REPO.resolve("broker/target/runtime-classpath.txt"))
-                  .strip());
-      env.put("TIDELOG_LISTENERS", "PLAINTEXT://127.0.0.1:" + kafkaPort);
-      env.put("TIDELOG_ADVERTISED_LISTENERS", "PLAINTEXT://127.0.0.1:" + kafkaPort);
-      env.put("TIDELOG_TIDELOG_HTTP_PORT", String.valueOf(httpPort));
-      env.put("TIDELOG_LOG_DIRS", dir.resolve("data").toString());
-      assertThat(env.get("JAVA_OPTS")).isEqualTo("-Xms256m -Xmx256m");
-      Process broker = pod.start();
       try (Admin admin =
           Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-        // then it waits for its rack, which the operator writes on the pod once it is scheduled
-        // (the downward API's file of the pod's annotations),
-        await()
-            .pollDelay(Duration.ofSeconds(2))
-            .atMost(Duration.ofSeconds(3))
-            .until(broker::isAlive);
+        // then pod 1 waits for its rack (the downward API's file of the pod's annotations),
+        await().atMost(Duration.ofSeconds(60)).until(() -> nodes(admin).containsKey(0));
+        assertThat(processes.get(2).isAlive()).isTrue();
         assertThat(nodes(admin)).doesNotContainKey(1);
-        Files.writeString(
-            podinfo.resolve("annotations"),
-            "kubectl.kubernetes.io/default-container=\"broker\"\n"
-                + ClusterModel.RACK_ANNOTATION
-                + "=\"east\"\n");
-
-        // and then broker 1 joins the cluster in rack "east", and its readiness probe answers.
+        writeRack(dir.resolve("podinfo-1"), "west");
+        // and both brokers serve, in their racks, and answer their readiness probes;
         await().atMost(Duration.ofSeconds(60)).until(() -> nodes(admin).containsKey(1));
-        assertThat(nodes(admin).get(1).rack()).isEqualTo("east");
+        assertThat(nodes(admin).get(0).rack()).isEqualTo("east");
+        assertThat(nodes(admin).get(1).rack()).isEqualTo("west");
+
+        // a topic of two replicas is in sync over the mutual-TLS replication listener,
+        admin
+            .createTopics(
+                List.of(
+                    new NewTopic("replicated", 1, (short) 2)
+                        .configs(Map.of("min.insync.replicas", "2"))))
+            .all()
+            .get(30, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(60)).until(() -> isr(admin) == 2);
+
+        // and a producer with acks=all goes on without an error while the cluster CA is
+        // renewed, in its three steps, with nothing restarted.
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicInteger acked = new AtomicInteger();
+        List<Exception> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread producing = new Thread(() -> produce(bootstrap, stop, acked, errors), "producing");
+        producing.start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> acked.get() >= 50);
+        X509Certificate oldCa =
+            Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
+        Resources.edit(
+            client.secrets().inNamespace(NS).withName("dev-cluster-ca"),
+            s -> {
+              s.getMetadata().getAnnotations().put("tidelog.io/force-renew", "true");
+              return s;
+            });
+        await().atMost(Duration.ofSeconds(30)).until(() -> renewalStep(client) != null);
+        await().atMost(Duration.ofSeconds(180)).until(() -> renewalStep(client) == null);
+        int afterRenewal = acked.get();
+        await().atMost(Duration.ofSeconds(30)).until(() -> acked.get() >= afterRenewal + 50);
+        stop.set(true);
+        producing.join(TimeUnit.SECONDS.toMillis(60));
+        assertThat(errors).isEmpty();
+        assertThat(isr(admin)).isEqualTo(2);
+        assertThat(consumed(bootstrap)).isEqualTo(acked.get());
+        assertThat(processes).allMatch(Process::isAlive);
+        for (int id = 0; id < BROKERS; id++) {
+          // each broker took the renewal's files without a restart: trusted both, then its new
+          // certificate, then the new CA alone
+          assertThat(Files.readString(dir.resolve("dev-broker-" + id + ".log")))
+              .contains("Listener REPLICATION: new connections get the changed keystore")
+              .doesNotContain("does not load");
+        }
+
+        // The replication listener now presents the new CA's certificates and takes the
+        // operator's new certificate, and only certificates of the cluster CA.
+        X509Certificate newCa =
+            Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
+        assertThat(newCa).isNotEqualTo(oldCa);
+        String operatorPem = text(secret(client, "dev-operator-certs"), "operator.pem");
+        try (Admin replicating = replicationAdmin(replication[0], operatorPem, Pem.of(newCa))) {
+          assertThat(replicating.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(2);
+        }
+        CertificateAuthority stranger =
+            CertificateAuthority.create("stranger", Instant.now(), Duration.ofDays(1));
+        CertificateAuthority.Issued foreign =
+            stranger.issue("dev-operator", List.of(), Instant.now(), Duration.ofDays(1));
+        String foreignPem =
+            Pem.of(foreign.key()) + Pem.of(foreign.certificate(), stranger.certificate());
+        try (Admin refused = replicationAdmin(replication[0], foreignPem, Pem.of(newCa))) {
+          assertThrows(
+              ExecutionException.class,
+              () -> refused.describeCluster().nodes().get(30, TimeUnit.SECONDS));
+        }
+        assertThat(
+                Conditions.find(
+                    client
+                        .resources(Cluster.class)
+                        .inNamespace(NS)
+                        .withName("dev")
+                        .get()
+                        .getStatus()
+                        .conditions,
+                    "ClusterCaRenewal"))
+            .isEmpty();
         String probe = container.getReadinessProbe().getHttpGet().getPath();
-        URI readiness = URI.create("http://127.0.0.1:" + httpPort + probe);
-        await()
-            .atMost(Duration.ofSeconds(30))
-            .ignoreExceptions()
-            .until(
-                () ->
-                    HttpClient.newHttpClient()
-                            .send(
-                                HttpRequest.newBuilder(readiness).build(),
-                                HttpResponse.BodyHandlers.ofString())
-                            .statusCode()
-                        == 200);
-      } finally {
-        broker.destroy();
-        broker.waitFor(60, TimeUnit.SECONDS);
+        for (int port : http) {
+          URI readiness = URI.create("http://127.0.0.1:" + port + probe);
+          assertThat(
+                  HttpClient.newHttpClient()
+                      .send(
+                          HttpRequest.newBuilder(readiness).build(),
+                          HttpResponse.BodyHandlers.ofString())
+                      .statusCode())
+              .isEqualTo(200);
+        }
+      }
+    } finally {
+      kubelet.shutdownNow();
+      for (Process process : processes) {
+        process.destroy();
+        process.waitFor(60, TimeUnit.SECONDS);
       }
     }
+  }
+
+  private static OperatorSettings settings(String bootstrap) {
+    return new OperatorSettings(
+        Set.of(Controller.CLUSTER),
+        null,
+        "test",
+        false,
+        0,
+        Duration.ofSeconds(5),
+        Duration.ofMinutes(10),
+        c -> bootstrap,
+        Set.of(),
+        SECRET_PROPAGATION);
+  }
+
+  private static String renewalStep(KubernetesClient client) {
+    Cluster cluster = client.resources(Cluster.class).inNamespace(NS).withName("dev").get();
+    return cluster.getStatus() == null
+        ? null
+        : Conditions.find(cluster.getStatus().conditions, "ClusterCaRenewal")
+            .map(c -> c.getReason())
+            .orElse(null);
+  }
+
+  /** The pod's paths moved to this test's directories. */
+  private static String local(String text, Path etc, Path tls) {
+    return text.replace("/etc/tidelog-tls", tls.toString()).replace("/etc/tidelog", etc.toString());
+  }
+
+  private Process broker(
+      Container container,
+      int id,
+      Path etc,
+      Path tls,
+      Path podinfo,
+      int plain,
+      int replication,
+      int http)
+      throws IOException {
+    String pod = "dev-broker-" + id;
+    List<String> command =
+        container.getCommand().stream()
+            .map(
+                part ->
+                    local(part, etc, tls)
+                        .replace("/etc/podinfo", podinfo.toString())
+                        .replace(
+                            "/opt/tidelog/bin/broker",
+                            DevCluster.REPO.resolve("broker/docker/broker").toString()))
+            .toList();
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve(pod + ".log").toFile());
+    Map<String, String> env = builder.environment();
+    for (EnvVar var : container.getEnv()) {
+      if (var.getValue() != null) {
+        env.put(var.getName(), local(var.getValue().replace("$(POD_NAME)", pod), etc, tls));
+      }
+    }
+    assertThat(env.get("JAVA_OPTS")).isEqualTo("-Xms256m -Xmx256m");
+    assertThat(env.get("TIDELOG_SSL_KEYSTORE_LOCATION"))
+        .isEqualTo(tls.resolve("broker/" + pod + ".pem").toString());
+    env.put("POD_NAME", pod); // the downward API
+    env.put(
+        "CLASSPATH",
+        DevCluster.REPO.resolve("broker/target/classes")
+            + ":"
+            + Files.readString(DevCluster.REPO.resolve("broker/target/runtime-classpath.txt"))
+                .strip());
+    String listeners = "REPLICATION://127.0.0.1:" + replication + ",PLAIN://127.0.0.1:" + plain;
+    env.put("TIDELOG_LISTENERS", listeners);
+    env.put("TIDELOG_ADVERTISED_LISTENERS", listeners);
+    env.put("TIDELOG_LISTENER_NAME_REPLICATION_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM", "");
+    env.put("TIDELOG_TIDELOG_HTTP_PORT", String.valueOf(http));
+    env.put("TIDELOG_LOG_DIRS", dir.resolve("data-" + id).toString());
+    return builder.start();
+  }
+
+  private static void writeRack(Path podinfo, String rack) throws IOException {
+    Files.writeString(
+        podinfo.resolve("annotations"),
+        "kubectl.kubernetes.io/default-container=\"broker\"\n"
+            + ClusterModel.RACK_ANNOTATION
+            + "=\""
+            + rack
+            + "\"\n");
+  }
+
+  private Process etcd(int port) throws Exception {
+    int peer = freePort();
+    Process etcd =
+        new ProcessBuilder(
+                "etcd",
+                "--name",
+                "e",
+                "--data-dir",
+                dir.resolve("etcd").toString(),
+                "--listen-client-urls",
+                "http://127.0.0.1:" + port,
+                "--advertise-client-urls",
+                "http://127.0.0.1:" + port,
+                "--listen-peer-urls",
+                "http://127.0.0.1:" + peer,
+                "--initial-advertise-peer-urls",
+                "http://127.0.0.1:" + peer,
+                "--initial-cluster",
+                "e=http://127.0.0.1:" + peer)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("etcd.log").toFile())
+            .start();
+    URI health = URI.create("http://127.0.0.1:" + port + "/health");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .ignoreExceptions()
+        .until(
+            () ->
+                HttpClient.newHttpClient()
+                    .send(
+                        HttpRequest.newBuilder(health).build(),
+                        HttpResponse.BodyHandlers.ofString())
+                    .body()
+                    .contains("true"));
+    return etcd;
+  }
+
+  /** Writes the Secret's keys as files, each replaced whole, as the kubelet updates a mount. */
+  private static void mount(Secret secret, Path dir) {
+    if (secret == null || secret.getData() == null) {
+      return;
+    }
+    try {
+      Files.createDirectories(dir);
+      for (String key : secret.getData().keySet()) {
+        byte[] content = Base64.getDecoder().decode(secret.getData().get(key));
+        Path file = dir.resolve(key);
+        if (Files.exists(file) && java.util.Arrays.equals(Files.readAllBytes(file), content)) {
+          continue;
+        }
+        Path next = dir.resolve("." + key + ".next");
+        Files.write(next, content);
+        Files.move(next, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      }
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private static Secret secret(KubernetesClient client, String name) {
+    return client.secrets().inNamespace(NS).withName(name).get();
+  }
+
+  private static String text(Secret secret, String key) {
+    return new String(
+        Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8);
+  }
+
+  /** Sends with acks=all until told to stop (at most {@value #RECORDS_MAX} records). */
+  private static void produce(
+      String bootstrap, AtomicBoolean stop, AtomicInteger acked, List<Exception> errors) {
+    Map<String, Object> config =
+        Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            bootstrap,
+            ProducerConfig.ACKS_CONFIG,
+            "all",
+            ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+            120_000);
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+      for (int i = 0; i < RECORDS_MAX && !stop.get(); i++) {
+        try {
+          producer.send(new ProducerRecord<>("replicated", "r" + i)).get(120, TimeUnit.SECONDS);
+          acked.incrementAndGet();
+          Thread.sleep(20);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        } catch (Exception e) {
+          errors.add(e);
+        }
+      }
+    }
+  }
+
+  private static int consumed(String bootstrap) {
+    Map<String, Object> config =
+        Map.of(
+            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            bootstrap,
+            ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+            "earliest");
+    try (KafkaConsumer<String, String> consumer =
+        new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer())) {
+      TopicPartition partition = new TopicPartition("replicated", 0);
+      consumer.assign(List.of(partition));
+      consumer.seekToBeginning(List.of(partition));
+      long end = consumer.endOffsets(List.of(partition)).get(partition);
+      int[] count = {0};
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () -> {
+                count[0] += consumer.poll(Duration.ofMillis(200)).count();
+                return consumer.position(partition) >= end;
+              });
+      return count[0];
+    }
+  }
+
+  /** An Admin client on a broker's replication listener with {@code keystorePem}'s certificate. */
+  private static Admin replicationAdmin(int port, String keystorePem, String trusted) {
+    Map<String, Object> config = new HashMap<>();
+    config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port);
+    config.put("security.protocol", "SSL");
+    config.put("ssl.keystore.type", "PEM");
+    config.put("ssl.keystore.key", Pem.of(Pem.privateKey(keystorePem)));
+    config.put("ssl.keystore.certificate.chain", Pem.of(Pem.certificates(keystorePem)));
+    config.put("ssl.truststore.type", "PEM");
+    config.put("ssl.truststore.certificates", trusted);
+    config.put("ssl.endpoint.identification.algorithm", "");
+    config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
+    config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+    return Admin.create(config);
+  }
+
+  private static int isr(Admin admin) throws Exception {
+    return admin
+        .describeTopics(List.of("replicated"))
+        .allTopicNames()
+        .get(10, TimeUnit.SECONDS)
+        .get("replicated")
+        .partitions()
+        .get(0)
+        .isr()
+        .size();
   }
 
   private static Map<Integer, Node> nodes(Admin admin) throws Exception {
@@ -155,9 +493,11 @@ class BrokerPodCommandIT {
     return nodes;
   }
 
-  private static int freePort() throws Exception {
+  private static int freePort() {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
     }
   }
 }

@@ -90,12 +90,19 @@ class ClusterOperatorIT {
             e -> {
               assertThat(e.getName()).isEqualTo("TIDELOG_ADVERTISED_LISTENERS");
               assertThat(e.getValue())
-                  .isEqualTo("PLAINTEXT://$(POD_NAME).prod-brokers.tidelog.svc:9092");
+                  .isEqualTo(
+                      "REPLICATION://$(POD_NAME).prod-brokers.tidelog.svc:9091,"
+                          + "PLAIN://$(POD_NAME).prod-brokers.tidelog.svc:9092");
             });
     assertThat(container.getEnv())
         .anySatisfy(e -> assertThat(e.getValue()).isEqualTo("-Xms2g -Xmx2g"));
     assertThat(container.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
     assertRestricted(brokers);
+    assertThat(brokers.getSpec().getTemplate().getSpec().getVolumes())
+        .filteredOn(v -> v.getSecret() != null)
+        .extracting(v -> v.getSecret().getSecretName())
+        .containsExactlyInAnyOrder(
+            "prod-broker-certs", "prod-cluster-ca-cert", "prod-clients-ca-cert");
     assertThat(container.getVolumeMounts())
         .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/tmp"));
 
@@ -113,7 +120,8 @@ class ClusterOperatorIT {
             "num.partitions=6",
             "log.dirs=/var/lib/tidelog/data",
             "auto.create.topics.enable=false",
-            "listeners=PLAINTEXT://0.0.0.0:9092",
+            "listeners=REPLICATION://0.0.0.0:9091,PLAIN://0.0.0.0:9092",
+            "inter.broker.listener.name=REPLICATION",
             "tidelog.etcd.endpoints=http://prod-etcd-client.tidelog.svc:2379");
 
     Service headless = client.services().inNamespace(NS).withName("prod-brokers").get();

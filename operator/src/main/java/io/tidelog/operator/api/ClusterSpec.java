@@ -38,8 +38,9 @@ public class ClusterSpec {
 
   @JsonPropertyDescription(
       "Broker configs, under Kafka's server.properties names, passed to every broker. The keys the"
-          + " operator sets itself (node.id, listeners, advertised.listeners, log.dirs,"
-          + " broker.rack, tidelog.etcd.endpoints, tidelog.http.port) are refused, as are keys"
+          + " operator sets itself (node.id, listeners and their security, authorizer.class.name,"
+          + " super.users, listener.name.replication.*, log.dirs, broker.rack,"
+          + " tidelog.etcd.endpoints, tidelog.http.port) are refused, as are keys"
           + " other than config names (letters, digits, '.', '_', '-') and values with a line"
           + " break or another control character."
           + " auto.create.topics.enable is false unless set here: topics come from Topic"
@@ -60,6 +61,16 @@ public class ClusterSpec {
       "Other namespaces whose Topic resources may bind to this Cluster; \"*\" allows every"
           + " namespace. Topics in the Cluster's own namespace always may.")
   public List<String> topicNamespaces;
+
+  @JsonPropertyDescription(
+      "The listeners clients connect to; by default one, plain: port 9092, no TLS, no"
+          + " authentication. Brokers replicate over a listener of their own, REPLICATION on port"
+          + " 9091, with mutual TLS from the cluster CA.")
+  public List<Listener> listeners;
+
+  @JsonPropertyDescription(
+      "ACLs: {type: simple} turns on Kafka's StandardAuthorizer, denying what no ACL allows.")
+  public Authorization authorization;
 
   @JsonPropertyDescription(
       "The certificate authority of the brokers' and etcd's certificates (inter-broker mutual TLS,"
@@ -171,6 +182,81 @@ public class ClusterSpec {
         "Days before its expiry that a certificate or an authority is renewed. Renewal restarts"
             + " no pod: brokers reload their certificates from the mounted Secrets.")
     public int renewalDays = 30;
+  }
+
+  /** A listener for clients: its port, whether TLS, and how clients authenticate. */
+  public static class Listener {
+    @Required
+    @Pattern("^[a-z][a-z0-9]{0,10}$")
+    @JsonPropertyDescription(
+        "The listener's name, lower case: its Kafka listener name is the same in upper case.")
+    public String name;
+
+    @Required
+    @Min(1024)
+    @Max(65535)
+    @JsonPropertyDescription("The port, on every broker and the bootstrap Service.")
+    public int port;
+
+    @JsonPropertyDescription(
+        "Whether the listener speaks TLS, with the broker's certificate from the cluster CA.")
+    public boolean tls;
+
+    @JsonPropertyDescription("How clients authenticate; none when absent.")
+    public ListenerAuthentication authentication;
+  }
+
+  /** How clients of a listener authenticate. */
+  @ValidationRule(
+      value = "self.type != 'oauth' || has(self.jwksEndpointUri)",
+      message = "oauth needs jwksEndpointUri")
+  public static class ListenerAuthentication {
+    @Required
+    @JsonPropertyDescription(
+        "scram-sha-512 (SASL SCRAM-SHA-512, users' credentials), tls (a client certificate from"
+            + " the clients CA; needs tls: true) or oauth (SASL OAUTHBEARER, JWTs checked"
+            + " against a JWKS).")
+    public AuthenticationType type;
+
+    @JsonPropertyDescription("oauth: the JWKS's URL (https, or file: for a mounted file).")
+    public String jwksEndpointUri;
+
+    @JsonPropertyDescription("oauth: the issuer a token must name (iss).")
+    public String validIssuerUri;
+
+    @JsonPropertyDescription("oauth: an audience a token must name (aud).")
+    public String audience;
+
+    @JsonPropertyDescription("oauth: the claim that names the user; sub by default.")
+    public String userNameClaim;
+  }
+
+  /** The ways clients of a listener authenticate. */
+  public enum AuthenticationType {
+    @com.fasterxml.jackson.annotation.JsonProperty("scram-sha-512")
+    SCRAM_SHA_512,
+    @com.fasterxml.jackson.annotation.JsonProperty("tls")
+    TLS,
+    @com.fasterxml.jackson.annotation.JsonProperty("oauth")
+    OAUTH
+  }
+
+  /** Authorization by Kafka's ACLs. */
+  public static class Authorization {
+    @Required
+    @JsonPropertyDescription("simple: Kafka's StandardAuthorizer with ACLs kept in etcd.")
+    public AuthorizationType type;
+
+    @JsonPropertyDescription(
+        "Principals allowed everything, such as User:admin; the brokers and the operator always"
+            + " are.")
+    public List<String> superUsers;
+  }
+
+  /** The authorizers. */
+  public enum AuthorizationType {
+    @com.fasterxml.jackson.annotation.JsonProperty("simple")
+    SIMPLE
   }
 
   /** Metrics. */

@@ -21,4 +21,20 @@ public class ClusterStatus {
 
   @JsonPropertyDescription("The broker id of the active controller.")
   public Integer controllerId;
+
+  @JsonPropertyDescription("Where clients of each listener connect.")
+  public List<ListenerStatus> listeners;
+
+  /** A listener's address for clients. */
+  public static class ListenerStatus {
+    @JsonPropertyDescription("The listener's name, as in spec.listeners.")
+    public String name;
+
+    @JsonPropertyDescription("The bootstrap Service's address of the listener.")
+    public String bootstrapServers;
+
+    @JsonPropertyDescription(
+        "On a TLS listener: the Secret whose ca.crt holds the certificates clients should trust.")
+    public String caCertificateSecret;
+  }
 }

@@ -21,7 +21,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.stream.IntStream;
 
 /**
  * A Cluster's certificates, kept in Secrets it owns: two certificate authorities, the cluster CA
@@ -32,7 +31,8 @@ import java.util.stream.IntStream;
  * certificates to trust ({@code ca.crt}), which pods mount. Broker {@code i}'s certificate is in
  * {@code <name>-broker-certs} as {@code <pod>.crt} (with its CA), {@code <pod>.key}, and {@code
  * <pod>.pem} (key and chain, a Kafka PEM keystore); it names every DNS name of its pod, the
- * headless and the bootstrap Service.
+ * headless and the bootstrap Service. The operator's own certificate, for its Admin calls, is in
+ * {@code <name>-operator-certs}.
  *
  * <p>Renewal restarts nothing: pods mount the Secrets by name, and brokers reload changed files. A
  * certificate is issued again when it is missing, names other DNS names, or comes within {@code
@@ -106,6 +106,20 @@ final class ClusterCertificates {
     return c.getMetadata().getName() + "-broker-certs";
   }
 
+  /**
+   * The operator's own certificate for this Cluster ({@code operator.crt}, {@code .key}, {@code
+   * .pem}): a super user on the replication listener, where its Admin calls go.
+   */
+  static String operatorCertsSecret(Cluster c) {
+    return c.getMetadata().getName() + "-operator-certs";
+  }
+
+  static final String OPERATOR_ENTRY = "operator";
+
+  static String operatorCommonName(Cluster c) {
+    return c.getMetadata().getName() + "-operator";
+  }
+
   /** The CN of every broker's certificate, and so the brokers' principal between them. */
   static String brokerCommonName(Cluster c) {
     return ClusterModel.brokerSet(c);
@@ -126,7 +140,14 @@ final class ClusterCertificates {
     } catch (MissingAuthority e) {
       return new Outcome(renewals, Optional.of(e.getMessage()));
     }
-    brokerCertificates(clusterCa, settings(cluster.getSpec().clusterCa));
+    ClusterSpec.CertificateAuthoritySpec clusterSpec = settings(cluster.getSpec().clusterCa);
+    brokerCertificates(clusterCa, clusterSpec);
+    certificates(
+        operatorCertsSecret(cluster),
+        operatorCommonName(cluster),
+        Map.of(OPERATOR_ENTRY, List.of()),
+        clusterCa,
+        clusterSpec);
     return new Outcome(renewals, Optional.empty());
   }
 
@@ -240,34 +261,51 @@ final class ClusterCertificates {
     return name == null ? null : Step.valueOf(name);
   }
 
-  /** Issues each broker's certificate that is missing, outdated or due, and drops removed ones. */
+  /** Each broker's certificate, by pod, naming its pod's DNS names. */
   private void brokerCertificates(
       Authorities authorities, ClusterSpec.CertificateAuthoritySpec spec) {
-    Secret secret = get(brokerCertsSecret(cluster));
+    Map<String, List<String>> pods = new TreeMap<>();
+    for (int id = 0; id < cluster.getSpec().replicas; id++) {
+      pods.put(ClusterModel.brokerPod(cluster, id), ClusterModel.brokerDnsNames(cluster, id));
+    }
+    certificates(brokerCertsSecret(cluster), brokerCommonName(cluster), pods, authorities, spec);
+  }
+
+  /**
+   * Keeps in Secret {@code secretName} a certificate of {@code commonName} for each entry of {@code
+   * entries} (its DNS names), as {@code <entry>.crt} (with its CA), {@code <entry>.key} and {@code
+   * <entry>.pem} (key and chain): issues those missing, outdated or due, and drops the others.
+   */
+  private void certificates(
+      String secretName,
+      String commonName,
+      Map<String, List<String>> entries,
+      Authorities authorities,
+      ClusterSpec.CertificateAuthoritySpec spec) {
+    Secret secret = get(secretName);
     Map<String, String> data = secret == null ? new TreeMap<>() : new TreeMap<>(texts(secret));
     Map<String, String> wanted = new TreeMap<>();
-    for (int id : IntStream.range(0, cluster.getSpec().replicas).toArray()) {
-      String pod = ClusterModel.brokerPod(cluster, id);
-      List<String> names = ClusterModel.brokerDnsNames(cluster, id);
-      String crt = data.get(pod + ".crt");
-      if (crt == null || due(Pem.certificates(crt).get(0), names, authorities, spec)) {
-        CertificateAuthority.Issued issued =
-            authorities
-                .issuer()
-                .issue(brokerCommonName(cluster), names, now, Duration.ofDays(spec.validityDays));
-        String chain = Pem.of(issued.certificate(), authorities.issuer().certificate());
-        String key = Pem.of(issued.key());
-        wanted.put(pod + ".crt", chain);
-        wanted.put(pod + ".key", key);
-        wanted.put(pod + ".pem", key + chain);
-      } else {
-        for (String suffix : List.of(".crt", ".key", ".pem")) {
-          wanted.put(pod + suffix, data.get(pod + suffix));
-        }
-      }
-    }
+    entries.forEach(
+        (entry, names) -> {
+          String crt = data.get(entry + ".crt");
+          if (crt == null || due(Pem.certificates(crt).get(0), names, authorities, spec)) {
+            CertificateAuthority.Issued issued =
+                authorities
+                    .issuer()
+                    .issue(commonName, names, now, Duration.ofDays(spec.validityDays));
+            String chain = Pem.of(issued.certificate(), authorities.issuer().certificate());
+            String key = Pem.of(issued.key());
+            wanted.put(entry + ".crt", chain);
+            wanted.put(entry + ".key", key);
+            wanted.put(entry + ".pem", key + chain);
+          } else {
+            for (String suffix : List.of(".crt", ".key", ".pem")) {
+              wanted.put(entry + suffix, data.get(entry + suffix));
+            }
+          }
+        });
     if (!wanted.equals(data)) {
-      write(brokerCertsSecret(cluster), wanted, Map.of());
+      write(secretName, wanted, Map.of());
     }
   }
 

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -77,16 +78,28 @@ public final class ClusterModel {
   static final String PODINFO_DIR = "/etc/podinfo";
   private static final int RACK_WAIT_SECONDS = 300;
 
-  /** The broker configs that the operator sets itself (the broker's names, BrokerConfig). */
+  /**
+   * The broker configs that the operator sets itself (the broker's names, BrokerConfig), besides
+   * every config of the replication listener ({@link #OWNED_PREFIX}).
+   */
   public static final Set<String> OWNED_CONFIGS =
       Set.of(
           "node.id",
           "listeners",
           "advertised.listeners",
+          "listener.security.protocol.map",
+          "inter.broker.listener.name",
+          "ssl.keystore.type",
+          "ssl.keystore.location",
+          "authorizer.class.name",
+          "super.users",
           "log.dirs",
           "broker.rack",
           "tidelog.etcd.endpoints",
           "tidelog.http.port");
+
+  /** The configs of the replication listener, all the operator's. */
+  public static final String OWNED_PREFIX = "listener.name.replication.";
 
   private ClusterModel() {}
 
@@ -140,10 +153,14 @@ public final class ClusterModel {
         bootstrap + "." + ns + ".svc.cluster.local");
   }
 
-  /** The address Kafka clients inside Kubernetes bootstrap from. */
+  /** The address Kafka clients inside Kubernetes bootstrap from: of the first listener. */
   public static String bootstrapServers(Cluster c) {
+    return bootstrapServers(c, BrokerListeners.clientListeners(c).get(0));
+  }
+
+  static String bootstrapServers(Cluster c, ClusterSpec.Listener listener) {
     return "%s.%s.svc:%d"
-        .formatted(bootstrapService(c), c.getMetadata().getNamespace(), KAFKA_PORT);
+        .formatted(bootstrapService(c), c.getMetadata().getNamespace(), listener.port);
   }
 
   static Map<String, String> labels(Cluster c, String component) {
@@ -191,7 +208,7 @@ public final class ClusterModel {
     if (c.getSpec().config != null) {
       config.putAll(c.getSpec().config);
     }
-    config.put("listeners", "PLAINTEXT://0.0.0.0:" + KAFKA_PORT);
+    config.putAll(BrokerListeners.configs(c));
     config.put("log.dirs", DATA_DIR + "/data");
     config.put("tidelog.etcd.endpoints", etcdEndpoints(c));
     config.put("tidelog.http.port", String.valueOf(HTTP_PORT));
@@ -224,12 +241,21 @@ public final class ClusterModel {
   }
 
   static Service headlessServiceObject(Cluster c) {
-    return service(
-        c, headlessService(c), "broker", true, Map.of("kafka", KAFKA_PORT, "http", HTTP_PORT));
+    Map<String, Integer> ports = new TreeMap<>(clientPorts(c));
+    ports.put("replication", BrokerListeners.REPLICATION_PORT);
+    ports.put("http", HTTP_PORT);
+    return service(c, headlessService(c), "broker", true, ports);
   }
 
+  /** One port per client listener, named after it; brokers replicate over the headless one. */
   static Service bootstrapServiceObject(Cluster c) {
-    return service(c, bootstrapService(c), "broker", false, Map.of("kafka", KAFKA_PORT));
+    return service(c, bootstrapService(c), "broker", false, clientPorts(c));
+  }
+
+  private static Map<String, Integer> clientPorts(Cluster c) {
+    Map<String, Integer> ports = new TreeMap<>();
+    BrokerListeners.clientListeners(c).forEach(l -> ports.put(l.name, l.port));
+    return ports;
   }
 
   /**
@@ -318,19 +344,29 @@ public final class ClusterModel {
     env.add(
         new EnvVarBuilder()
             .withName("TIDELOG_ADVERTISED_LISTENERS")
-            .withValue("PLAINTEXT://" + self + ":" + KAFKA_PORT)
+            .withValue(BrokerListeners.endpoints(c, self))
             .build());
-    env.add(new EnvVarBuilder().withName("JAVA_OPTS").withValue(javaOptions(spec.jvm)).build());
+    env.add(
+        new EnvVarBuilder()
+            .withName("TIDELOG_SSL_KEYSTORE_LOCATION")
+            .withValue(BrokerListeners.BROKER_CERTS_DIR + "/$(POD_NAME).pem")
+            .build());
+    env.add(
+        new EnvVarBuilder()
+            .withName("JAVA_OPTS")
+            .withValue(javaOptions(spec.jvm, BrokerListeners.jwksUrls(c)))
+            .build());
+    List<ContainerPort> ports = new ArrayList<>();
+    ports.add(new ContainerPort(BrokerListeners.REPLICATION_PORT, null, null, "replication", null));
+    BrokerListeners.clientListeners(c)
+        .forEach(l -> ports.add(new ContainerPort(l.port, null, null, l.name, null)));
     Container broker =
         new ContainerBuilder()
             .withName("broker")
             .withImage(spec.image + ":" + spec.version)
             .withCommand("sh", "-c", brokerCommand(c))
             .withEnv(env)
-            .addNewPort()
-            .withName("kafka")
-            .withContainerPort(KAFKA_PORT)
-            .endPort()
+            .withPorts(ports)
             .addNewPort()
             .withName("http")
             .withContainerPort(HTTP_PORT)
@@ -363,6 +399,21 @@ public final class ClusterModel {
             .withName("tmp")
             .withMountPath("/tmp")
             .endVolumeMount()
+            .addNewVolumeMount()
+            .withName("broker-certs")
+            .withMountPath(BrokerListeners.BROKER_CERTS_DIR)
+            .withReadOnly(true)
+            .endVolumeMount()
+            .addNewVolumeMount()
+            .withName("cluster-ca")
+            .withMountPath(BrokerListeners.CLUSTER_CA_DIR)
+            .withReadOnly(true)
+            .endVolumeMount()
+            .addNewVolumeMount()
+            .withName("clients-ca")
+            .withMountPath(BrokerListeners.CLIENTS_CA_DIR)
+            .withReadOnly(true)
+            .endVolumeMount()
             .withSecurityContext(restrictedContainer())
             .build();
     PodTemplateSpecBuilder template =
@@ -385,6 +436,11 @@ public final class ClusterModel {
             .endConfigMap()
             .endVolume()
             .addToVolumes(scratch())
+            // whole Secrets, never subPath: the kubelet updates them in place, and brokers reload
+            .addToVolumes(
+                secretVolume("broker-certs", ClusterCertificates.brokerCertsSecret(c)),
+                secretVolume("cluster-ca", ClusterCertificates.caCertSecret(c, "cluster")),
+                secretVolume("clients-ca", ClusterCertificates.caCertSecret(c, "clients")))
             .endSpec();
     if (spec.rack != null) {
       template
@@ -453,8 +509,15 @@ public final class ClusterModel {
         + start;
   }
 
-  static String javaOptions(ClusterSpec.Jvm jvm) {
+  /**
+   * The JVM's options: the heap, the spec's options, and the JWKS URLs Kafka's OAUTHBEARER
+   * validation may fetch (Kafka 4.1 reads none the JVM does not allow).
+   */
+  static String javaOptions(ClusterSpec.Jvm jvm, List<String> jwksUrls) {
     List<String> options = new ArrayList<>();
+    if (!jwksUrls.isEmpty()) {
+      options.add("-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=" + String.join(",", jwksUrls));
+    }
     if (jvm != null && jvm.heap != null) {
       options.add("-Xms" + jvm.heap);
       options.add("-Xmx" + jvm.heap);
@@ -628,6 +691,17 @@ public final class ClusterModel {
         .withNewCapabilities()
         .withDrop("ALL")
         .endCapabilities()
+        .build();
+  }
+
+  /** Secret {@code secret} as volume {@code name}: readable by the pods' group only. */
+  private static Volume secretVolume(String name, String secret) {
+    return new VolumeBuilder()
+        .withName(name)
+        .withNewSecret()
+        .withSecretName(secret)
+        .withDefaultMode(0440)
+        .endSecret()
         .build();
   }
 

@@ -238,6 +238,18 @@ public class ClusterReconciler implements Reconciler<Cluster> {
                 .filter(e -> Roller.isReady(e.getValue()))
                 .count();
     status.bootstrapServers = ClusterModel.bootstrapServers(cluster);
+    status.listeners =
+        BrokerListeners.clientListeners(cluster).stream()
+            .map(
+                l -> {
+                  ClusterStatus.ListenerStatus listener = new ClusterStatus.ListenerStatus();
+                  listener.name = l.name;
+                  listener.bootstrapServers = ClusterModel.bootstrapServers(cluster, l);
+                  listener.caCertificateSecret =
+                      l.tls ? ClusterCertificates.caCertSecret(cluster, "cluster") : null;
+                  return listener;
+                })
+            .toList();
     if (status.readyBrokers > 0) {
       try {
         status.controllerId = view.controllerId().orElse(null);

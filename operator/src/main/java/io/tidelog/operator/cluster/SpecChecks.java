@@ -26,6 +26,8 @@ final class SpecChecks {
   /** A Kafka config name, which server.properties reads back as it is. */
   private static final Pattern CONFIG_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
 
+  private static final Pattern LISTENER_NAME = Pattern.compile("[a-z][a-z0-9]{0,10}");
+
   private SpecChecks() {}
 
   /**
@@ -47,6 +49,10 @@ final class SpecChecks {
       if (config.isPresent()) {
         return config;
       }
+    }
+    Optional<String> listeners = listenerProblem(spec);
+    if (listeners.isPresent()) {
+      return listeners;
     }
     for (var ca :
         List.of(
@@ -119,9 +125,51 @@ final class SpecChecks {
             "spec.config.%s: a value may not hold a line break or another control character (%s)"
                 .formatted(key, printable(Character.toString(control.getAsInt()))));
       }
-      if (ClusterModel.OWNED_CONFIGS.contains(key)) {
+      if (ClusterModel.OWNED_CONFIGS.contains(key) || key.startsWith(ClusterModel.OWNED_PREFIX)) {
         return Optional.of(
             "spec.config.%s: set by the operator; remove it from spec.config".formatted(key));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * What makes {@code spec.listeners} unservable: a name or port used twice or the replication
+   * listener's, tls authentication without TLS, oauth without a JWKS.
+   */
+  private static Optional<String> listenerProblem(ClusterSpec spec) {
+    if (spec.listeners == null) {
+      return Optional.empty();
+    }
+    Set<String> names = new TreeSet<>();
+    Set<Integer> ports = new TreeSet<>();
+    for (int i = 0; i < spec.listeners.size(); i++) {
+      ClusterSpec.Listener listener = spec.listeners.get(i);
+      String field = "spec.listeners[%d]".formatted(i);
+      if (listener.name == null || !LISTENER_NAME.matcher(listener.name).matches()) {
+        return Optional.of(field + ".name: lower-case letters and digits, starting with a letter");
+      }
+      if (listener.name.equals("replication") || !names.add(listener.name)) {
+        return Optional.of(
+            field + ".name: " + listener.name + " is taken (by another listener, or replication)");
+      }
+      if (listener.port == BrokerListeners.REPLICATION_PORT
+          || listener.port == ClusterModel.HTTP_PORT
+          || !ports.add(listener.port)) {
+        return Optional.of(
+            field
+                + ".port: "
+                + listener.port
+                + " is taken (by another listener, replication's 9091 or HTTP's 8080)");
+      }
+      ClusterSpec.ListenerAuthentication auth = listener.authentication;
+      if (auth != null && auth.type == ClusterSpec.AuthenticationType.TLS && !listener.tls) {
+        return Optional.of(field + ".authentication.type: tls needs tls: true");
+      }
+      if (auth != null
+          && auth.type == ClusterSpec.AuthenticationType.OAUTH
+          && (auth.jwksEndpointUri == null || auth.jwksEndpointUri.isBlank())) {
+        return Optional.of(field + ".authentication.jwksEndpointUri: oauth needs the JWKS's URL");
       }
     }
     return Optional.empty();

@@ -24,7 +24,7 @@ class ServerPropertiesTest {
         Map.of(
             "sasl.jaas.config",
             "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\";",
-            "ssl.keystore.location",
+            "ssl.truststore.location",
             "C:\\keys\\broker.p12",
             "log.retention.ms",
             "#not a comment",
@@ -41,7 +41,8 @@ class ServerPropertiesTest {
 
     // then every value is the one given, and the operator's own keys are the operator's.
     config.forEach((key, value) -> assertThat(read.getProperty(key)).as(key).isEqualTo(value));
-    assertThat(read.getProperty("listeners")).isEqualTo("PLAINTEXT://0.0.0.0:9092");
+    assertThat(read.getProperty("listeners"))
+        .isEqualTo("REPLICATION://0.0.0.0:9091,PLAIN://0.0.0.0:9092");
   }
 
   @Test
@@ -76,6 +77,98 @@ class ServerPropertiesTest {
     }
     assertThat(SpecChecks.problem(cluster(Map.of("node.id", "7")), null, null, List.of(), null))
         .contains("spec.config.node.id: set by the operator; remove it from spec.config");
+  }
+
+  @Test
+  void listenersBecomeKafkasListenerConfigsWithMutualTlsBetweenBrokers() throws Exception {
+    Cluster cluster = cluster(Map.of());
+    cluster.getSpec().listeners =
+        List.of(
+            listener("scram", 9092, true, ClusterSpec.AuthenticationType.SCRAM_SHA_512),
+            listener("mtls", 9093, true, ClusterSpec.AuthenticationType.TLS),
+            listener("oauth", 9094, false, ClusterSpec.AuthenticationType.OAUTH));
+    cluster.getSpec().listeners.get(2).authentication.jwksEndpointUri = "https://idp/jwks";
+    cluster.getSpec().listeners.get(2).authentication.validIssuerUri = "https://idp";
+    cluster.getSpec().authorization = new ClusterSpec.Authorization();
+    cluster.getSpec().authorization.type = ClusterSpec.AuthorizationType.SIMPLE;
+    cluster.getSpec().authorization.superUsers = List.of("User:admin");
+    assertThat(SpecChecks.problem(cluster, null, null, List.of(), null)).isEmpty();
+    Properties read = new Properties();
+    read.load(new StringReader(ClusterModel.serverProperties(cluster)));
+    assertThat(read)
+        .containsEntry(
+            "listeners",
+            "REPLICATION://0.0.0.0:9091,SCRAM://0.0.0.0:9092,MTLS://0.0.0.0:9093,OAUTH://0.0.0.0:9094")
+        .containsEntry(
+            "listener.security.protocol.map",
+            "REPLICATION:SSL,SCRAM:SASL_SSL,MTLS:SSL,OAUTH:SASL_PLAINTEXT")
+        .containsEntry("inter.broker.listener.name", "REPLICATION")
+        .containsEntry("listener.name.replication.ssl.client.auth", "required")
+        .containsEntry(
+            "listener.name.replication.ssl.truststore.location",
+            "/etc/tidelog-tls/cluster-ca/ca.crt")
+        .containsEntry("listener.name.scram.sasl.enabled.mechanisms", "SCRAM-SHA-512")
+        .containsEntry("listener.name.mtls.ssl.client.auth", "required")
+        .containsEntry(
+            "listener.name.mtls.ssl.truststore.location", "/etc/tidelog-tls/clients-ca/ca.crt")
+        .containsEntry(
+            "listener.name.mtls.ssl.principal.mapping.rules",
+            "RULE:^CN=([^,]+),O=tidelog\\.io$/$1/,DEFAULT")
+        .containsEntry("listener.name.oauth.sasl.enabled.mechanisms", "OAUTHBEARER")
+        .containsEntry("listener.name.oauth.sasl.oauthbearer.jwks.endpoint.url", "https://idp/jwks")
+        .containsEntry("listener.name.oauth.sasl.oauthbearer.expected.issuer", "https://idp")
+        .containsEntry(
+            "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+        .containsEntry(
+            "super.users",
+            "User:CN=c-broker,O=tidelog.io;User:CN=c-operator,O=tidelog.io;User:admin");
+    assertThat(ClusterModel.bootstrapServers(cluster)).isEqualTo("c-bootstrap.ns.svc:9092");
+  }
+
+  @Test
+  void listenersThatCannotBeServedAreRefusedWithTheirFieldPath() throws Exception {
+    Map<List<ClusterSpec.Listener>, String> refused =
+        Map.of(
+            List.of(listener("a", 9092, false, null), listener("a", 9093, false, null)),
+            "spec.listeners[1].name: a is taken",
+            List.of(listener("replication", 9092, false, null)),
+            "spec.listeners[0].name: replication is taken",
+            List.of(listener("a", 9091, false, null)),
+            "spec.listeners[0].port: 9091 is taken",
+            List.of(listener("a", 9092, false, ClusterSpec.AuthenticationType.TLS)),
+            "spec.listeners[0].authentication.type: tls needs tls: true",
+            List.of(listener("a", 9092, true, ClusterSpec.AuthenticationType.OAUTH)),
+            "spec.listeners[0].authentication.jwksEndpointUri: oauth needs");
+    for (var entry : refused.entrySet()) {
+      Cluster cluster = cluster(Map.of());
+      cluster.getSpec().listeners = entry.getKey();
+      assertThat(SpecChecks.problem(cluster, null, null, List.of(), null))
+          .get()
+          .asString()
+          .startsWith(entry.getValue());
+    }
+    assertThat(
+            SpecChecks.problem(
+                cluster(Map.of("listener.name.replication.ssl.client.auth", "none")),
+                null,
+                null,
+                List.of(),
+                null))
+        .contains(
+            "spec.config.listener.name.replication.ssl.client.auth: set by the operator; remove it from spec.config");
+  }
+
+  private static ClusterSpec.Listener listener(
+      String name, int port, boolean tls, ClusterSpec.AuthenticationType type) {
+    ClusterSpec.Listener listener = new ClusterSpec.Listener();
+    listener.name = name;
+    listener.port = port;
+    listener.tls = tls;
+    if (type != null) {
+      listener.authentication = new ClusterSpec.ListenerAuthentication();
+      listener.authentication.type = type;
+    }
+    return listener;
   }
 
   private static Cluster cluster(Map<String, String> config) {
