@@ -14,6 +14,7 @@ import io.tidelog.operator.OperatorSettings;
 import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.Conditions;
+import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
 import io.tidelog.operator.cluster.ClusterModel;
@@ -53,6 +54,14 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
@@ -65,7 +74,8 @@ import org.junit.jupiter.api.io.TempDir;
  * broker/docker/broker}, with only their network addresses and data directories moved to loopback
  * and a temporary directory. Moving the addresses to 127.0.0.1, which their certificates do not
  * name, is why hostname verification between brokers is off here; the rest of the replication
- * listener's mutual TLS holds: only certificates of the cluster CA get in.
+ * listener's mutual TLS holds: only certificates of the cluster CA get in. ACLs are on: the brokers
+ * and the operator are super users by their certificates.
  */
 class BrokerPodCommandIT {
   private static final String NS = "kafka";
@@ -84,7 +94,7 @@ class BrokerPodCommandIT {
     String bootstrap = "127.0.0.1:" + plain[0] + ",127.0.0.1:" + plain[1];
     List<Process> processes = new ArrayList<>();
     ScheduledExecutorService kubelet = Executors.newSingleThreadScheduledExecutor();
-    try (MockKubernetes kubernetes = new MockKubernetes(settings(bootstrap))) {
+    try (MockKubernetes kubernetes = new MockKubernetes(settings(bootstrap, replication[0]))) {
       processes.add(etcd(etcdPort));
       KubernetesClient client = kubernetes.client;
       // Given a Cluster of two brokers spread over zones, whose etcd runs here,
@@ -98,6 +108,7 @@ class BrokerPodCommandIT {
                   storage: {size: 1Gi}
                   jvm: {heap: 256m}
                   rack: {topologyKey: topology.kubernetes.io/zone}
+                  authorization: {type: simple}
                   etcd: {endpoints: ['http://127.0.0.1:%d']}
                   """
                       .formatted(BROKERS, etcdPort)))
@@ -154,14 +165,43 @@ class BrokerPodCommandIT {
         assertThat(nodes(admin).get(0).rack()).isEqualTo("east");
         assertThat(nodes(admin).get(1).rack()).isEqualTo("west");
 
-        // a topic of two replicas is in sync over the mutual-TLS replication listener,
-        admin
-            .createTopics(
-                List.of(
-                    new NewTopic("replicated", 1, (short) 2)
-                        .configs(Map.of("min.insync.replicas", "2"))))
-            .all()
-            .get(30, TimeUnit.SECONDS);
+        // ACLs are on: an anonymous client of the plain listener may not create a topic, while
+        // the operator's certificate, on the replication listener, is a super user's;
+        Cluster resource = client.resources(Cluster.class).inNamespace(NS).withName("dev").get();
+        ExecutionException denied =
+            assertThrows(
+                ExecutionException.class,
+                () ->
+                    admin
+                        .createTopics(List.of(new NewTopic("anonymous", 1, (short) 1)))
+                        .all()
+                        .get(30, TimeUnit.SECONDS));
+        assertThat(denied.getCause()).isInstanceOf(TopicAuthorizationException.class);
+        try (Admin operator = operatorAdmin(resource, client, replication[0])) {
+          operator
+              .createTopics(
+                  List.of(
+                      new NewTopic("replicated", 1, (short) 2)
+                          .configs(Map.of("min.insync.replicas", "2"))))
+              .all()
+              .get(30, TimeUnit.SECONDS);
+          ResourcePattern topic =
+              new ResourcePattern(ResourceType.TOPIC, "replicated", PatternType.LITERAL);
+          operator
+              .createAcls(
+                  List.of(AclOperation.WRITE, AclOperation.READ).stream()
+                      .map(
+                          op ->
+                              new AclBinding(
+                                  topic,
+                                  new AccessControlEntry(
+                                      "User:ANONYMOUS", "*", op, AclPermissionType.ALLOW)))
+                      .toList())
+              .all()
+              .get(30, TimeUnit.SECONDS);
+        }
+        // a topic of two replicas is in sync over the mutual-TLS replication listener (the
+        // brokers' principal, a super user, may fetch as a follower),
         await().atMost(Duration.ofSeconds(60)).until(() -> isr(admin) == 2);
 
         // and a producer with acks=all goes on without an error while the cluster CA is
@@ -203,9 +243,18 @@ class BrokerPodCommandIT {
         X509Certificate newCa =
             Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
         assertThat(newCa).isNotEqualTo(oldCa);
-        String operatorPem = text(secret(client, "dev-operator-certs"), "operator.pem");
-        try (Admin replicating = replicationAdmin(replication[0], operatorPem, Pem.of(newCa))) {
-          assertThat(replicating.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(2);
+        assertThat(text(secret(client, "dev-operator-certs"), "operator.crt"))
+            .isEqualTo(
+                Pem.of(
+                    Pem.certificates(text(secret(client, "dev-operator-certs"), "operator.pem"))));
+        try (Admin operator = operatorAdmin(resource, client, replication[0])) {
+          assertThat(operator.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(2);
+          assertThat(
+                  BrokerAccess.mutualTls(resource, client, "unused")
+                      .orElseThrow()
+                      .security()
+                      .get("ssl.truststore.certificates"))
+              .isEqualTo(Pem.of(newCa));
         }
         CertificateAuthority stranger =
             CertificateAuthority.create("stranger", Instant.now(), Duration.ofDays(1));
@@ -250,7 +299,11 @@ class BrokerPodCommandIT {
     }
   }
 
-  private static OperatorSettings settings(String bootstrap) {
+  /**
+   * The operator as in Kubernetes (its certificate on the replication listener), at broker 0's
+   * loopback address.
+   */
+  private static OperatorSettings settings(String bootstrap, int replication) {
     return new OperatorSettings(
         Set.of(Controller.CLUSTER),
         null,
@@ -259,7 +312,10 @@ class BrokerPodCommandIT {
         0,
         Duration.ofSeconds(5),
         Duration.ofMinutes(10),
-        c -> bootstrap,
+        (cluster, client) ->
+            BrokerAccess.mutualTls(cluster, client, "127.0.0.1:" + replication)
+                .map(BrokerAccess::withoutHostnameVerification)
+                .orElseGet(() -> BrokerAccess.plaintext(bootstrap)),
         Set.of(),
         SECRET_PROPAGATION);
   }
@@ -457,6 +513,18 @@ class BrokerPodCommandIT {
               });
       return count[0];
     }
+  }
+
+  /** The operator's Admin, as {@link BrokerAccess} makes it, at a loopback replication port. */
+  private static Admin operatorAdmin(Cluster cluster, KubernetesClient client, int port) {
+    return Admin.create(
+        BrokerAccess.mutualTls(cluster, client, "127.0.0.1:" + port)
+            .orElseThrow()
+            .withoutHostnameVerification()
+            .adminConfigs(
+                Map.of(
+                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000,
+                    AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000)));
   }
 
   /** An Admin client on a broker's replication listener with {@code keystorePem}'s certificate. */

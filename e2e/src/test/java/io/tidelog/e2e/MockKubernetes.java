@@ -16,7 +16,7 @@ import io.tidelog.operator.OperatorSettings;
 import io.tidelog.operator.TidelogOperator;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterStatus;
-import io.tidelog.operator.cluster.ClusterModel;
+import io.tidelog.operator.brokers.BrokerAccess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -65,11 +65,12 @@ final class MockKubernetes implements AutoCloseable {
     return new MockKubernetes(topicSettings(topicReleaseAfter));
   }
 
+  /** The Topic reconciler reaches a Cluster at the address its status gives, in plaintext. */
   static OperatorSettings topicSettings(Duration topicReleaseAfter) {
     return settings(
         Set.of(OperatorSettings.Controller.TOPIC),
         topicReleaseAfter,
-        ClusterModel::bootstrapServers);
+        c -> c.getStatus().bootstrapServers);
   }
 
   /**
@@ -83,7 +84,10 @@ final class MockKubernetes implements AutoCloseable {
     this(settings(controllers, topicReleaseAfter, brokerAddress));
   }
 
-  /** Settings of a test's operator: no leader election, any HTTP port, every namespace. */
+  /**
+   * Settings of a test's operator: no leader election, any HTTP port, every namespace, brokers
+   * reached at {@code brokerAddress} in plaintext.
+   */
   static OperatorSettings settings(
       Set<OperatorSettings.Controller> controllers,
       Duration topicReleaseAfter,
@@ -96,7 +100,7 @@ final class MockKubernetes implements AutoCloseable {
         0,
         topicReleaseAfter,
         Duration.ofMinutes(10),
-        brokerAddress,
+        (cluster, client) -> BrokerAccess.plaintext(brokerAddress.apply(cluster)),
         Set.of(),
         Duration.ofSeconds(3));
   }

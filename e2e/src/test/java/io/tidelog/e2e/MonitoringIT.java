@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.tidelog.operator.OperatorSettings.Controller;
+import io.tidelog.operator.cluster.ClusterModel;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -70,7 +71,9 @@ class MonitoringIT {
     // does not resolve outside Kubernetes: the scrape then has the failure counters too.
     kubernetes =
         new MockKubernetes(
-            Set.of(Controller.CLUSTER, Controller.TOPIC), Duration.ofSeconds(5), c -> bootstrap);
+            Set.of(Controller.CLUSTER, Controller.TOPIC),
+            Duration.ofSeconds(5),
+            ClusterModel::bootstrapServers);
     kubernetes
         .client
         .resource(

@@ -9,6 +9,7 @@ import io.tidelog.operator.OperatorSettings;
 import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.TidelogOperator;
 import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.cluster.ClusterModel;
 import io.tidelog.operator.cluster.ClusterReconciler;
 import java.net.URI;
@@ -72,7 +73,7 @@ class OperatorProcessIT {
                 0,
                 Duration.ofSeconds(5),
                 stuckAfter,
-                ClusterModel::bootstrapServers,
+                (c, k) -> BrokerAccess.plaintext(ClusterModel.bootstrapServers(c)),
                 Set.of(),
                 Duration.ofSeconds(3)))) {
       KubernetesClient client = kubernetes.client;
@@ -156,7 +157,7 @@ class OperatorProcessIT {
         0,
         Duration.ofSeconds(5),
         Duration.ofMinutes(10),
-        ClusterModel::bootstrapServers,
+        (c, k) -> BrokerAccess.plaintext(ClusterModel.bootstrapServers(c)),
         Set.of(),
         Duration.ofSeconds(3));
   }

@@ -1,13 +1,12 @@
 package io.tidelog.operator;
 
-import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.cluster.ClusterModel;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -23,8 +22,9 @@ import java.util.stream.Collectors;
  * @param httpPort the port of /healthz, /readyz and /metrics; 0 picks a free one
  * @param topicReleaseAfter how long a deleted Topic waits for an unreachable cluster
  * @param stuckAfter how long a resource may stay not Ready before the metrics count it as stuck
- * @param brokerAddress how the Cluster reconciler reaches a Cluster's brokers to check that a
- *     restart is safe: the bootstrap Service, in Kubernetes
+ * @param brokerAccess how the reconcilers reach a Cluster's brokers (to check that a restart is
+ *     safe, to manage topics): in Kubernetes, the replication listener with the operator's
+ *     certificate
  * @param watchNamespaces the namespaces whose Clusters and Topics the operator serves, and whose
  *     objects it reads and writes; empty serves every namespace
  * @param secretPropagation how long the kubelet may take to update a mounted Secret (its sync
@@ -38,7 +38,7 @@ public record OperatorSettings(
     int httpPort,
     Duration topicReleaseAfter,
     Duration stuckAfter,
-    Function<Cluster, String> brokerAddress,
+    BrokerAccess.Resolver brokerAccess,
     Set<String> watchNamespaces,
     Duration secretPropagation) {
 
@@ -67,7 +67,13 @@ public record OperatorSettings(
             Long.parseLong(env.getOrDefault("TIDELOG_TOPIC_RELEASE_AFTER_SECONDS", "300"))),
         Duration.ofSeconds(
             Long.parseLong(env.getOrDefault("TIDELOG_OPERATOR_STUCK_AFTER_SECONDS", "600"))),
-        ClusterModel::bootstrapServers,
+        (cluster, client) ->
+            BrokerAccess.inKubernetes(
+                cluster,
+                client,
+                cluster.getStatus() != null && cluster.getStatus().bootstrapServers != null
+                    ? cluster.getStatus().bootstrapServers
+                    : ClusterModel.bootstrapServers(cluster)),
         Arrays.stream(env.getOrDefault("TIDELOG_OPERATOR_WATCH_NAMESPACES", "").split(","))
             .map(String::strip)
             .filter(ns -> !ns.isEmpty())
@@ -87,7 +93,7 @@ public record OperatorSettings(
         httpPort,
         topicReleaseAfter,
         stuckAfter,
-        brokerAddress,
+        brokerAccess,
         namespaces,
         secretPropagation);
   }

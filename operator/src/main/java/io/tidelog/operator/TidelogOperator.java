@@ -63,13 +63,17 @@ public final class TidelogOperator implements AutoCloseable {
         new ResourceMetrics(registry, settings.stuckAfter(), Clock.systemUTC());
     if (settings.controllers().contains(OperatorSettings.Controller.CLUSTER)) {
       operator.register(
-          new ClusterReconciler(settings.brokerAddress(), resources, settings.secretPropagation()),
+          new ClusterReconciler(settings.brokerAccess(), resources, settings.secretPropagation()),
           o -> watch(o, settings.watchNamespaces()));
     }
     if (settings.controllers().contains(OperatorSettings.Controller.TOPIC)) {
       operator.register(
           new TopicReconciler(
-              topicAdmins, settings.topicReleaseAfter(), Clock.systemUTC(), resources),
+              topicAdmins,
+              settings.brokerAccess(),
+              settings.topicReleaseAfter(),
+              Clock.systemUTC(),
+              resources),
           o -> watch(o, settings.watchNamespaces()));
     }
     http = HttpServer.create(new InetSocketAddress(settings.httpPort()), 16);

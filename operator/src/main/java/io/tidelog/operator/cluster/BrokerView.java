@@ -1,5 +1,6 @@
 package io.tidelog.operator.cluster;
 
+import io.tidelog.operator.brokers.BrokerAccess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,8 +33,8 @@ record BrokerView(
   record PartitionView(String name, List<Integer> replicas, Set<Integer> isr, int minIsr) {}
 
   /** The active controller's broker id, or empty when there is none. */
-  static Optional<Integer> controller(String bootstrapServers) throws Exception {
-    try (Admin admin = admin(bootstrapServers)) {
+  static Optional<Integer> controller(BrokerAccess access) throws Exception {
+    try (Admin admin = admin(access)) {
       return controllerOf(admin);
     }
   }
@@ -46,21 +47,20 @@ record BrokerView(
         : Optional.of(controller.id());
   }
 
-  private static Admin admin(String bootstrapServers) {
+  private static Admin admin(BrokerAccess access) {
     return Admin.create(
-        Map.of(
-            AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrapServers,
-            AdminClientConfig.CLIENT_ID_CONFIG,
-            "tidelog-operator",
-            AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-            (int) TIMEOUT.toMillis(),
-            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-            (int) TIMEOUT.toMillis()));
+        access.adminConfigs(
+            Map.of(
+                AdminClientConfig.CLIENT_ID_CONFIG,
+                "tidelog-operator",
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                (int) TIMEOUT.toMillis(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                (int) TIMEOUT.toMillis())));
   }
 
-  static BrokerView read(String bootstrapServers) throws Exception {
-    try (Admin admin = admin(bootstrapServers)) {
+  static BrokerView read(BrokerAccess access) throws Exception {
+    try (Admin admin = admin(access)) {
       Optional<Integer> controller = controllerOf(admin);
       Set<Integer> live =
           admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).stream()

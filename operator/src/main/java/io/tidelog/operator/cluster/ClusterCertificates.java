@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterSpec;
+import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
 import java.nio.charset.StandardCharsets;
@@ -111,10 +112,12 @@ final class ClusterCertificates {
    * .pem}): a super user on the replication listener, where its Admin calls go.
    */
   static String operatorCertsSecret(Cluster c) {
-    return c.getMetadata().getName() + "-operator-certs";
+    return BrokerAccess.operatorCertsSecret(c);
   }
 
-  static final String OPERATOR_ENTRY = "operator";
+  /** The entry of the operator's certificate: {@link BrokerAccess#OPERATOR_PEM} and its kin. */
+  static final String OPERATOR_ENTRY =
+      BrokerAccess.OPERATOR_PEM.substring(0, BrokerAccess.OPERATOR_PEM.length() - ".pem".length());
 
   static String operatorCommonName(Cluster c) {
     return c.getMetadata().getName() + "-operator";

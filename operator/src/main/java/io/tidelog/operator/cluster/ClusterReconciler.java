@@ -24,6 +24,7 @@ import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterStatus;
 import io.tidelog.operator.api.Conditions;
+import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.metrics.ResourceMetrics;
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -35,7 +36,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,21 +54,19 @@ public class ClusterReconciler implements Reconciler<Cluster> {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterReconciler.class);
   private static final Duration WHILE_CHANGING = Duration.ofSeconds(5);
 
-  private final Function<Cluster, String> brokerAddress;
+  private final BrokerAccess.Resolver brokerAccess;
   private final ResourceMetrics metrics;
   private final Duration secretPropagation;
 
   /**
-   * @param brokerAddress how the operator reaches a Cluster's brokers: its bootstrap Service when
-   *     the operator runs in Kubernetes
+   * @param brokerAccess how the operator reaches a Cluster's brokers: their replication listener,
+   *     with its own certificate, when the operator runs in Kubernetes
    * @param secretPropagation how long the kubelet may take to update a mounted Secret, which each
    *     step of a CA's renewal waits
    */
   public ClusterReconciler(
-      Function<Cluster, String> brokerAddress,
-      ResourceMetrics metrics,
-      Duration secretPropagation) {
-    this.brokerAddress = brokerAddress;
+      BrokerAccess.Resolver brokerAccess, ResourceMetrics metrics, Duration secretPropagation) {
+    this.brokerAccess = brokerAccess;
     this.metrics = metrics;
     this.secretPropagation = secretPropagation;
   }
@@ -122,7 +121,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
         client.apps().statefulSets().inNamespace(ns).withName(ClusterModel.etcdSet(cluster)).get();
     List<PersistentVolumeClaim> claims = claims(client, cluster, brokers);
     // Read from the brokers at most once a reconcile, and only when a step needs it.
-    BrokerViewOnce view = new BrokerViewOnce(brokerAddress.apply(cluster));
+    BrokerViewOnce view = new BrokerViewOnce(() -> brokerAccess.of(cluster, client));
     Optional<String> problem = SpecChecks.problem(cluster, brokers, etcd, claims, view);
     if (problem.isPresent()) {
       refuse(status, problem.get(), generation);
@@ -163,23 +162,24 @@ public class ClusterReconciler implements Reconciler<Cluster> {
    * it when it was read, else from a lighter DescribeCluster.
    */
   private static final class BrokerViewOnce implements Callable<BrokerView> {
-    private final String bootstrapServers;
+    private final Supplier<BrokerAccess> access;
     private BrokerView read;
 
-    BrokerViewOnce(String bootstrapServers) {
-      this.bootstrapServers = bootstrapServers;
+    /** {@code access} is asked on first use: after this reconcile made the certificates. */
+    BrokerViewOnce(Supplier<BrokerAccess> access) {
+      this.access = access;
     }
 
     @Override
     public BrokerView call() throws Exception {
       if (read == null) {
-        read = BrokerView.read(bootstrapServers);
+        read = BrokerView.read(access.get());
       }
       return read;
     }
 
     Optional<Integer> controllerId() throws Exception {
-      return read != null ? read.controllerId() : BrokerView.controller(bootstrapServers);
+      return read != null ? read.controllerId() : BrokerView.controller(access.get());
     }
   }
 

@@ -1,5 +1,6 @@
 package io.tidelog.operator.topic;
 
+import io.tidelog.operator.brokers.BrokerAccess;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
@@ -41,18 +42,17 @@ final class TopicAdmin implements AutoCloseable {
   private final Batcher<ConfigResource, Collection<AlterConfigOp>, Void> alterConfigs;
   private final Batcher<String, Void, Void> deleteTopics;
 
-  TopicAdmin(String bootstrapServers, ScheduledExecutorService scheduler) {
+  TopicAdmin(BrokerAccess access, ScheduledExecutorService scheduler) {
     this.admin =
         Admin.create(
-            Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bootstrapServers,
-                AdminClientConfig.CLIENT_ID_CONFIG,
-                "tidelog-operator",
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                10_000,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                (int) API_TIMEOUT.toMillis()));
+            access.adminConfigs(
+                Map.of(
+                    AdminClientConfig.CLIENT_ID_CONFIG,
+                    "tidelog-operator",
+                    AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                    10_000,
+                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                    (int) API_TIMEOUT.toMillis())));
     describeTopics =
         batcher(names -> admin.describeTopics(names.keySet()).topicNameValues(), scheduler);
     describeConfigs = batcher(rs -> admin.describeConfigs(rs.keySet()).values(), scheduler);

@@ -19,6 +19,7 @@ import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.Conditions;
 import io.tidelog.operator.api.Topic;
 import io.tidelog.operator.api.TopicStatus;
+import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.metrics.ResourceMetrics;
 import java.time.Clock;
 import java.time.Duration;
@@ -51,6 +52,7 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
   private static final Duration RECHECK = Duration.ofSeconds(15);
 
   private final TopicAdmins admins;
+  private final BrokerAccess.Resolver brokerAccess;
   private final Duration releaseAfter;
   private final Clock clock;
   private final ResourceMetrics metrics;
@@ -60,8 +62,13 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
    *     released without its Kafka topic being deleted
    */
   public TopicReconciler(
-      TopicAdmins admins, Duration releaseAfter, Clock clock, ResourceMetrics metrics) {
+      TopicAdmins admins,
+      BrokerAccess.Resolver brokerAccess,
+      Duration releaseAfter,
+      Clock clock,
+      ResourceMetrics metrics) {
     this.admins = admins;
+    this.brokerAccess = brokerAccess;
     this.releaseAfter = releaseAfter;
     this.clock = clock;
     this.metrics = metrics;
@@ -93,7 +100,7 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
     Optional<Cluster> cluster = context.getSecondaryResource(Cluster.class);
     try {
       checkBinding(topic, cluster, context.getPrimaryCache().list());
-      TopicAdmin admin = admins.forCluster(cluster.get().getStatus().bootstrapServers);
+      TopicAdmin admin = admin(cluster.get(), context);
       String name = topic.topicName();
       var existing = admin.describe(name);
       if (existing.isPresent() && status.topicId == null && !adopts(topic)) {
@@ -181,6 +188,12 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
     }
   }
 
+  private TopicAdmin admin(Cluster cluster, Context<Topic> context) {
+    return admins.forCluster(
+        cluster.getMetadata().getNamespace() + "/" + cluster.getMetadata().getName(),
+        () -> brokerAccess.of(cluster, context.getClient()));
+  }
+
   /** A failure of the cluster or of the API: JOSDK retries with back-off; the status says why. */
   @Override
   public ErrorStatusUpdateControl<Topic> updateErrorStatus(
@@ -207,7 +220,7 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
       return DeleteControl.defaultDelete();
     }
     try {
-      admins.forCluster(cluster.get().getStatus().bootstrapServers).delete(status.topicName);
+      admin(cluster.get(), context).delete(status.topicName);
       return DeleteControl.defaultDelete();
     } catch (Exception e) {
       Instant deleted = Instant.parse(topic.getMetadata().getDeletionTimestamp());

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterSpec;
+import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
 import java.nio.charset.StandardCharsets;
@@ -42,6 +43,20 @@ class ClusterCertificatesTest {
 
     X509Certificate ca = clusterCa(cluster);
     assertThat(ca.getBasicConstraints()).isGreaterThanOrEqualTo(0);
+    // the operator's Admin reads its certificate and the trusted CAs where they are written
+    assertThat(BrokerAccess.mutualTls(cluster, client, "c-brokers:9091"))
+        .get()
+        .satisfies(
+            access -> {
+              assertThat(access.security().get("ssl.truststore.certificates"))
+                  .isEqualTo(Pem.of(ca));
+              assertThat(access.toString()).doesNotContain("PRIVATE KEY");
+            });
+    X509Certificate operator =
+        Pem.certificates(data(cluster, "c-operator-certs", "operator.crt")).get(0);
+    operator.verify(ca.getPublicKey());
+    assertThat(operator.getSubjectX500Principal().getName())
+        .isEqualTo("CN=c-operator,O=tidelog.io");
     assertThat(trusted(cluster, "cluster")).containsExactly(ca);
     assertThat(trusted(cluster, "clients")).singleElement().isNotEqualTo(ca);
     for (int id = 0; id < 2; id++) {
