@@ -71,6 +71,10 @@ Events, the Secrets of its certificates.
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
+# Who may reach each Cluster's pods
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, create, update]
 # Each Cluster's CAs and certificates; read by name, never listed or watched
 - apiGroups: [""]
   resources: [secrets]

@@ -69,6 +69,8 @@ class ClusterOperatorIT {
         jvm: {heap: 2g}
         config: {log.retention.hours: '72', num.partitions: '6'}
         etcd: {replicas: 3}
+        listeners:
+          - {name: plain, port: 9092, networkPolicyPeers: [{podSelector: {matchLabels: {app: orders}}}]}
         """);
 
     // then every dependent object exists, owned by the Cluster, with the expected spec.
@@ -141,6 +143,19 @@ class ClusterOperatorIT {
                 + "prod-etcd-2=http://prod-etcd-2.prod-etcd.tidelog.svc:2380");
     assertThat(client.services().inNamespace(NS).withName("prod-etcd-client").get()).isNotNull();
     assertRestricted(etcd);
+    // Who may reach the pods: replication only brokers and the operator, the listener its peers,
+    // etcd's clients only brokers and its peers only its members.
+    var policies = client.network().v1().networkPolicies().inNamespace(NS);
+    Map<Integer, List<String>> brokerIngress = ingress(policies.withName("prod-broker").get());
+    assertThat(brokerIngress)
+        .containsOnlyKeys(9091, 9092, 8080)
+        .containsEntry(9091, List.of("pods component=broker", "pods name=tidelog-operator"))
+        .containsEntry(9092, List.of("pods app=orders"))
+        .containsEntry(8080, List.of());
+    assertThat(ingress(policies.withName("prod-etcd").get()))
+        .containsOnlyKeys(2379, 2380)
+        .containsEntry(2379, List.of("pods component=broker"))
+        .containsEntry(2380, List.of("pods component=etcd"));
     var etcdResources =
         etcd.getSpec().getTemplate().getSpec().getContainers().get(0).getResources();
     assertThat(etcdResources.getRequests()).containsKeys("cpu", "memory");
@@ -313,6 +328,39 @@ class ClusterOperatorIT {
             e ->
                 "BrokerRestart".equals(e.getReason())
                     && "tls".equals(e.getInvolvedObject().getName()));
+  }
+
+  /**
+   * A NetworkPolicy's ingress as port to its peers, each peer as "pods <label>=<value>" of the
+   * label that tells it (component, name or app), none when anyone may connect.
+   */
+  private static Map<Integer, List<String>> ingress(
+      io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy policy) {
+    Map<Integer, List<String>> ingress = new java.util.TreeMap<>();
+    for (var rule : policy.getSpec().getIngress()) {
+      List<String> peers =
+          rule.getFrom().stream()
+              .map(
+                  peer ->
+                      peer.getPodSelector().getMatchLabels().entrySet().stream()
+                          .filter(
+                              e ->
+                                  e.getKey().equals("app.kubernetes.io/component")
+                                      || e.getKey().equals("app.kubernetes.io/name")
+                                          && e.getValue().equals("tidelog-operator")
+                                      || e.getKey().equals("app"))
+                          .map(
+                              e ->
+                                  "pods "
+                                      + e.getKey().replace("app.kubernetes.io/", "")
+                                      + "="
+                                      + e.getValue())
+                          .findFirst()
+                          .orElse("pods ?"))
+              .toList();
+      ingress.put(rule.getPorts().get(0).getPort().getIntVal(), peers);
+    }
+    return ingress;
   }
 
   private static String secretText(String secret, String key) {

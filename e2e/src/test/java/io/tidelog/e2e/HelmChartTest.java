@@ -126,6 +126,7 @@ class HelmChartTest {
             "/persistentvolumeclaims: get list patch",
             "/events: create",
             "/secrets: create get update",
+            "networking.k8s.io/networkpolicies: create get update",
             "/nodes: get");
     Role leases = HelmChart.one(objects, Role.class);
     assertThat(leases.getMetadata().getNamespace()).isEqualTo(HelmChart.NAMESPACE);

@@ -14,8 +14,9 @@ import java.util.stream.Collectors;
  *
  * @param controllers which reconcilers run: both by default; the Topic reconciler alone serves
  *     Clusters whose brokers run elsewhere
- * @param leaseNamespace where the leader-election Lease lives; null runs without leader election
- *     (one replica only)
+ * @param leaseNamespace the operator's namespace, where the leader-election Lease lives and whose
+ *     operator pods the brokers' NetworkPolicy lets in; null runs without leader election (one
+ *     replica only) and lets the operator's pods in from any namespace
  * @param identity this replica's name in the Lease, such as its pod's name
  * @param exitWhenLeadershipLost whether the process exits when it loses the Lease, so that
  *     Kubernetes restarts it as a candidate again (in production); tests run in-process and do not

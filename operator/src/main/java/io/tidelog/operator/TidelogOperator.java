@@ -63,7 +63,11 @@ public final class TidelogOperator implements AutoCloseable {
         new ResourceMetrics(registry, settings.stuckAfter(), Clock.systemUTC());
     if (settings.controllers().contains(OperatorSettings.Controller.CLUSTER)) {
       operator.register(
-          new ClusterReconciler(settings.brokerAccess(), resources, settings.secretPropagation()),
+          new ClusterReconciler(
+              settings.brokerAccess(),
+              resources,
+              settings.secretPropagation(),
+              settings.leaseNamespace()),
           o -> watch(o, settings.watchNamespaces()));
     }
     if (settings.controllers().contains(OperatorSettings.Controller.TOPIC)) {

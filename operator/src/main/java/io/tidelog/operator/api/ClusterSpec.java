@@ -204,6 +204,11 @@ public class ClusterSpec {
 
     @JsonPropertyDescription("How clients authenticate; none when absent.")
     public ListenerAuthentication authentication;
+
+    @JsonPropertyDescription(
+        "Who may connect, as a NetworkPolicy's peers (pods, namespaces, IP blocks); anyone when"
+            + " absent.")
+    public List<io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer> networkPolicyPeers;
   }
 
   /** How clients of a listener authenticate. */

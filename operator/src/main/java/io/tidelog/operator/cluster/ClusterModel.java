@@ -172,14 +172,21 @@ public final class ClusterModel {
     return labels;
   }
 
-  /** Everything the Cluster should have, in the order to create it. */
-  public static List<HasMetadata> desired(Cluster c) {
+  /**
+   * Everything the Cluster should have, in the order to create it.
+   *
+   * @param operatorNamespace where the operator runs, whose pods the brokers' NetworkPolicy lets
+   *     in; null when not known (any namespace)
+   */
+  public static List<HasMetadata> desired(Cluster c, String operatorNamespace) {
     List<HasMetadata> objects = new ArrayList<>();
     if (c.getSpec().etcd.endpoints == null) {
+      objects.add(withHash(NetworkPolicies.etcd(c)));
       objects.add(etcdPeerService(c));
       objects.add(etcdClientServiceObject(c));
       objects.add(etcdStatefulSet(c));
     }
+    objects.add(withHash(NetworkPolicies.brokers(c, operatorNamespace)));
     objects.add(configMap(c));
     objects.add(headlessServiceObject(c));
     objects.add(bootstrapServiceObject(c));
@@ -746,7 +753,7 @@ public final class ClusterModel {
   /**
    * Stamps the object with a hash of its desired form, to tell later whether it needs an update.
    */
-  private static <T extends HasMetadata> T withHash(T object) {
+  static <T extends HasMetadata> T withHash(T object) {
     object.getMetadata().getAnnotations().put(DESIRED_HASH_ANNOTATION, hash(object));
     return object;
   }

@@ -57,16 +57,23 @@ public class ClusterReconciler implements Reconciler<Cluster> {
   private final BrokerAccess.Resolver brokerAccess;
   private final ResourceMetrics metrics;
   private final Duration secretPropagation;
+  private final String operatorNamespace;
 
   /**
    * @param brokerAccess how the operator reaches a Cluster's brokers: their replication listener,
    *     with its own certificate, when the operator runs in Kubernetes
    * @param secretPropagation how long the kubelet may take to update a mounted Secret, which each
    *     step of a CA's renewal waits
+   * @param operatorNamespace where the operator runs, whose pods may reach the brokers' replication
+   *     listener; null when not known (from any namespace)
    */
   public ClusterReconciler(
-      BrokerAccess.Resolver brokerAccess, ResourceMetrics metrics, Duration secretPropagation) {
+      BrokerAccess.Resolver brokerAccess,
+      ResourceMetrics metrics,
+      Duration secretPropagation,
+      String operatorNamespace) {
     this.brokerAccess = brokerAccess;
+    this.operatorNamespace = operatorNamespace;
     this.metrics = metrics;
     this.secretPropagation = secretPropagation;
   }
@@ -139,7 +146,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     }
     Conditions.remove(status.conditions, Conditions.ERROR);
     reportRenewals(status, certificates.renewals(), generation);
-    List<HasMetadata> desired = ClusterModel.desired(cluster);
+    List<HasMetadata> desired = ClusterModel.desired(cluster, operatorNamespace);
     desired.forEach(object -> apply(client, object));
     growClaims(client, cluster, claims);
     String revision = ClusterModel.brokerRevision(cluster);
