@@ -42,14 +42,14 @@ Events, the Secrets of its certificates.
 */}}
 {{- define "tidelog-operator.namespacedRules" -}}
 - apiGroups: [tidelog.io]
-  resources: [clusters, topics]
+  resources: [clusters, topics, users]
   verbs: [get, list, watch, patch, update]
 - apiGroups: [tidelog.io]
-  resources: [clusters/status, topics/status]
+  resources: [clusters/status, topics/status, users/status]
   verbs: [get, patch, update]
-# The Topic reconciler's finalizer
+# The Topic and User reconcilers' finalizers
 - apiGroups: [tidelog.io]
-  resources: [topics/finalizers]
+  resources: [topics/finalizers, users/finalizers]
   verbs: [update]
 - apiGroups: [apps]
   resources: [statefulsets]

@@ -65,7 +65,9 @@ class HelmChartTest {
     try (Stream<Path> files = Files.list(DevCluster.REPO.resolve("crds"))) {
       generated = files.map(f -> f.getFileName().toString()).sorted().toList();
     }
-    assertThat(generated).containsExactly("clusters.tidelog.io-v1.yml", "topics.tidelog.io-v1.yml");
+    assertThat(generated)
+        .containsExactly(
+            "clusters.tidelog.io-v1.yml", "topics.tidelog.io-v1.yml", "users.tidelog.io-v1.yml");
     try (Stream<Path> files = Files.list(shipped)) {
       assertThat(files.map(f -> f.getFileName().toString()).sorted()).isEqualTo(generated);
     }
@@ -115,9 +117,12 @@ class HelmChartTest {
         .containsExactlyInAnyOrder(
             "tidelog.io/clusters: get list patch update watch",
             "tidelog.io/topics: get list patch update watch",
+            "tidelog.io/users: get list patch update watch",
             "tidelog.io/clusters/status: get patch update",
             "tidelog.io/topics/status: get patch update",
+            "tidelog.io/users/status: get patch update",
             "tidelog.io/topics/finalizers: update",
+            "tidelog.io/users/finalizers: update",
             "apps/statefulsets: create get list update watch",
             "/services: create get list update watch",
             "/configmaps: create get list update watch",

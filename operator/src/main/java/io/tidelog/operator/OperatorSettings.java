@@ -12,8 +12,8 @@ import java.util.stream.Collectors;
 /**
  * How the operator runs.
  *
- * @param controllers which reconcilers run: both by default; the Topic reconciler alone serves
- *     Clusters whose brokers run elsewhere
+ * @param controllers which reconcilers run: all by default; the Topic and User reconcilers alone
+ *     serve Clusters whose brokers run elsewhere
  * @param leaseNamespace the operator's namespace, where the leader-election Lease lives and whose
  *     operator pods the brokers' NetworkPolicy lets in; null runs without leader election (one
  *     replica only) and lets the operator's pods in from any namespace
@@ -50,14 +50,16 @@ public record OperatorSettings(
   /** A reconciler. */
   public enum Controller {
     CLUSTER,
-    TOPIC
+    TOPIC,
+    USER
   }
 
   /** From the environment of the operator's pod (see the Helm chart). */
   static OperatorSettings fromEnvironment() {
     var env = System.getenv();
     return new OperatorSettings(
-        Arrays.stream(env.getOrDefault("TIDELOG_OPERATOR_CONTROLLERS", "cluster,topic").split(","))
+        Arrays.stream(
+                env.getOrDefault("TIDELOG_OPERATOR_CONTROLLERS", "cluster,topic,user").split(","))
             .map(name -> Controller.valueOf(name.strip().toUpperCase(Locale.ROOT)))
             .collect(Collectors.toCollection(() -> EnumSet.noneOf(Controller.class))),
         env.get("TIDELOG_OPERATOR_NAMESPACE"),

@@ -19,6 +19,7 @@ import io.tidelog.operator.metrics.OperatorMeterFilter;
 import io.tidelog.operator.metrics.ResourceMetrics;
 import io.tidelog.operator.topic.TopicAdmins;
 import io.tidelog.operator.topic.TopicReconciler;
+import io.tidelog.operator.user.UserReconciler;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -78,6 +79,12 @@ public final class TidelogOperator implements AutoCloseable {
               settings.topicReleaseAfter(),
               Clock.systemUTC(),
               resources),
+          o -> watch(o, settings.watchNamespaces()));
+    }
+    if (settings.controllers().contains(OperatorSettings.Controller.USER)) {
+      operator.register(
+          new UserReconciler(
+              settings.brokerAccess(), settings.topicReleaseAfter(), Clock.systemUTC(), resources),
           o -> watch(o, settings.watchNamespaces()));
     }
     http = HttpServer.create(new InetSocketAddress(settings.httpPort()), 16);

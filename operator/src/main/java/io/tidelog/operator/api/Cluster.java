@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.model.annotation.Categories;
 import io.fabric8.kubernetes.model.annotation.Group;
 import io.fabric8.kubernetes.model.annotation.ShortNames;
 import io.fabric8.kubernetes.model.annotation.Version;
+import java.util.List;
 
 /** A Tidelog cluster: brokers in a StatefulSet, and the etcd that holds their metadata. */
 @Group(Cluster.GROUP)
@@ -41,4 +42,14 @@ import io.fabric8.kubernetes.model.annotation.Version;
 public class Cluster extends CustomResource<ClusterSpec, ClusterStatus> implements Namespaced {
   public static final String GROUP = "tidelog.io";
   public static final String VERSION = "v1alpha1";
+
+  /**
+   * Whether Topics and Users of {@code namespace} may bind to this Cluster: those of its own
+   * namespace, and of those its {@code spec.topicNamespaces} lists ("*": every namespace).
+   */
+  public boolean accepts(String namespace) {
+    List<String> allowed = getSpec().topicNamespaces;
+    return namespace.equals(getMetadata().getNamespace())
+        || allowed != null && (allowed.contains("*") || allowed.contains(namespace));
+  }
 }

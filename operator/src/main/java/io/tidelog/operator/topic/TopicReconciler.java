@@ -155,9 +155,7 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
           "ClusterNotFound", "spec.clusterRef: Cluster " + clusterName + " does not exist");
     }
     String namespace = topic.getMetadata().getNamespace();
-    List<String> allowed = cluster.get().getSpec().topicNamespaces;
-    if (!namespace.equals(cluster.get().getMetadata().getNamespace())
-        && (allowed == null || !(allowed.contains("*") || allowed.contains(namespace)))) {
+    if (!cluster.get().accepts(namespace)) {
       throw new TopicChanges.Refused(
           "Forbidden",
           "spec.clusterRef: Cluster %s does not accept Topics from namespace %s (its spec.topicNamespaces)"
