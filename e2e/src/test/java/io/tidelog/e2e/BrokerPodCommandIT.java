@@ -10,10 +10,12 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tidelog.operator.OperatorSettings;
 import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.Conditions;
+import io.tidelog.operator.api.User;
 import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
@@ -91,6 +93,7 @@ class BrokerPodCommandIT {
     int[] plain = {freePort(), freePort()};
     int[] replication = {freePort(), freePort()};
     int[] http = {freePort(), freePort()};
+    int[] mtls = {freePort(), freePort()};
     String bootstrap = "127.0.0.1:" + plain[0] + ",127.0.0.1:" + plain[1];
     List<Process> processes = new ArrayList<>();
     ScheduledExecutorService kubelet = Executors.newSingleThreadScheduledExecutor();
@@ -109,6 +112,9 @@ class BrokerPodCommandIT {
                   jvm: {heap: 256m}
                   rack: {topologyKey: topology.kubernetes.io/zone}
                   authorization: {type: simple}
+                  listeners:
+                    - {name: plain, port: 9092}
+                    - {name: mtls, port: 9093, tls: true, authentication: {type: tls}}
                   etcd: {endpoints: ['http://127.0.0.1:%d']}
                   """
                       .formatted(BROKERS, etcdPort)))
@@ -151,7 +157,8 @@ class BrokerPodCommandIT {
           writeRack(podinfo, "east");
         }
         processes.add(
-            broker(container, id, etc, tls, podinfo, plain[id], replication[id], http[id]));
+            broker(
+                container, id, etc, tls, podinfo, plain[id], replication[id], http[id], mtls[id]));
       }
       try (Admin admin =
           Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
@@ -278,6 +285,58 @@ class BrokerPodCommandIT {
                         .conditions,
                     "ClusterCaRenewal"))
             .isEmpty();
+        // A tls User's Secret is all a producer on the mtls listener needs (as User:app).
+        client
+            .resource(
+                Serialization.unmarshal(
+                    """
+                    apiVersion: tidelog.io/v1alpha1
+                    kind: User
+                    metadata: {name: app, namespace: kafka, annotations: {}}
+                    spec:
+                      clusterRef: {name: dev}
+                      authentication: {type: tls}
+                      authorization:
+                        type: simple
+                        acls:
+                          - resource: {type: topic, name: replicated}
+                            operations: [Write, Describe]
+                    """,
+                    User.class))
+            .create();
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(
+                () -> {
+                  User app = client.resources(User.class).inNamespace(NS).withName("app").get();
+                  return app.getStatus() != null
+                      && Conditions.isTrue(app.getStatus().conditions, Conditions.READY);
+                });
+        Secret app = secret(client, "app");
+        Path p12 = dir.resolve("app.p12");
+        Files.write(p12, Base64.getDecoder().decode(app.getData().get("user.p12")));
+        Map<String, Object> overMtls = new HashMap<>();
+        overMtls.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + mtls[0]);
+        overMtls.put("security.protocol", "SSL");
+        overMtls.put("ssl.keystore.type", "PKCS12");
+        overMtls.put("ssl.keystore.location", p12.toString());
+        overMtls.put("ssl.keystore.password", text(app, "user.password"));
+        overMtls.put("ssl.truststore.type", "PEM");
+        overMtls.put("ssl.truststore.certificates", Pem.of(newCa));
+        overMtls.put("ssl.endpoint.identification.algorithm", "");
+        overMtls.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000);
+        try (KafkaProducer<String, String> producer =
+            new KafkaProducer<>(overMtls, new StringSerializer(), new StringSerializer())) {
+          assertThat(
+                  producer
+                      .send(new ProducerRecord<>("replicated", "over mtls"))
+                      .get(60, TimeUnit.SECONDS)
+                      .offset())
+              .isGreaterThanOrEqualTo(acked.get());
+        }
+        assertThat(
+                Pem.certificates(text(app, "user.crt")).get(0).getSubjectX500Principal().getName())
+            .isEqualTo("CN=app,O=tidelog.io");
         String probe = container.getReadinessProbe().getHttpGet().getPath();
         for (int port : http) {
           URI readiness = URI.create("http://127.0.0.1:" + port + probe);
@@ -305,7 +364,7 @@ class BrokerPodCommandIT {
    */
   private static OperatorSettings settings(String bootstrap, int replication) {
     return new OperatorSettings(
-        Set.of(Controller.CLUSTER),
+        Set.of(Controller.CLUSTER, Controller.USER),
         null,
         "test",
         false,
@@ -342,7 +401,8 @@ class BrokerPodCommandIT {
       Path podinfo,
       int plain,
       int replication,
-      int http)
+      int http,
+      int mtls)
       throws IOException {
     String pod = "dev-broker-" + id;
     List<String> command =
@@ -375,7 +435,13 @@ class BrokerPodCommandIT {
             + ":"
             + Files.readString(DevCluster.REPO.resolve("broker/target/runtime-classpath.txt"))
                 .strip());
-    String listeners = "REPLICATION://127.0.0.1:" + replication + ",PLAIN://127.0.0.1:" + plain;
+    String listeners =
+        "REPLICATION://127.0.0.1:"
+            + replication
+            + ",PLAIN://127.0.0.1:"
+            + plain
+            + ",MTLS://127.0.0.1:"
+            + mtls;
     env.put("TIDELOG_LISTENERS", listeners);
     env.put("TIDELOG_ADVERTISED_LISTENERS", listeners);
     env.put("TIDELOG_LISTENER_NAME_REPLICATION_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM", "");

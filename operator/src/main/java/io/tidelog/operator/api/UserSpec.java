@@ -31,19 +31,23 @@ public class UserSpec {
   /** How a user authenticates. */
   public static class Authentication {
     @Required
-    @JsonPropertyDescription("scram-sha-512: a SCRAM-SHA-512 credential.")
+    @JsonPropertyDescription(
+        "scram-sha-512: a SCRAM-SHA-512 credential; tls: a client certificate from the"
+            + " Cluster's clients CA, CN=<name>, for a listener of authentication type tls.")
     public AuthenticationType type;
 
     @JsonPropertyDescription(
-        "The password, from a key of a Secret in the User's namespace; the operator makes one"
-            + " when unset. Changing the Secret changes the credential.")
+        "scram-sha-512: the password, from a key of a Secret in the User's namespace; the"
+            + " operator makes one when unset. Changing the Secret changes the credential.")
     public Password password;
   }
 
   /** The ways a user authenticates. */
   public enum AuthenticationType {
     @JsonProperty("scram-sha-512")
-    SCRAM_SHA_512
+    SCRAM_SHA_512,
+    @JsonProperty("tls")
+    TLS
   }
 
   /** A password's source. */

@@ -3,6 +3,7 @@ package io.tidelog.operator.brokers;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.certificates.CaSecret;
 import io.tidelog.operator.certificates.Pem;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -51,7 +52,7 @@ public record BrokerAccess(String bootstrapServers, Map<String, Object> security
 
   /** The Secret of the certificates {@code c}'s cluster CA says to trust. */
   public static String clusterCaCertSecret(Cluster c) {
-    return c.getMetadata().getName() + "-cluster-ca-cert";
+    return CaSecret.trustSecretName(c.getMetadata().getName(), "cluster");
   }
 
   /**

@@ -6,6 +6,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterSpec;
 import io.tidelog.operator.brokers.BrokerAccess;
+import io.tidelog.operator.certificates.CaSecret;
+import io.tidelog.operator.certificates.CaSecret.Step;
 import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
 import java.nio.charset.StandardCharsets;
@@ -38,43 +40,19 @@ import java.util.TreeMap;
  * <p>Renewal restarts nothing: pods mount the Secrets by name, and brokers reload changed files. A
  * certificate is issued again when it is missing, names other DNS names, or comes within {@code
  * renewalDays} of its expiry. A CA is renewed at {@code renewalDays} before its expiry, or when its
- * Secret is annotated {@value #FORCE_RENEW_ANNOTATION}, in three steps of at least {@code
+ * Secret is annotated {@value CaSecret#FORCE_RENEW_ANNOTATION}, in three steps of at least {@code
  * propagation} each (how long the kubelet takes to update a mounted Secret): trust both (the new CA
  * is added to what pods trust, certificates stay as they are), switch (every certificate is issued
  * again by the new CA), drop the old (only the new CA is trusted). A CA the user brings ({@code
  * generateCertificateAuthority: false}) is never renewed by the operator.
  */
 final class ClusterCertificates {
-  /** On a CA's Secret: "true" renews the CA now. */
-  static final String FORCE_RENEW_ANNOTATION = "tidelog.io/force-renew";
-
-  /** On a CA's Secret: the renewal step it is in, {@link Step}. */
-  static final String RENEWAL_ANNOTATION = "tidelog.io/ca-renewal";
-
-  /** On a CA's Secret: when the step began. */
-  static final String RENEWAL_SINCE_ANNOTATION = "tidelog.io/ca-renewal-since";
-
+  /** The annotations of a CA's Secret that its renewal sets; others' annotations are kept. */
   private static final java.util.Set<String> OWN_ANNOTATIONS =
-      java.util.Set.of(FORCE_RENEW_ANNOTATION, RENEWAL_ANNOTATION, RENEWAL_SINCE_ANNOTATION);
-
-  static final String CA_KEY = "ca.key";
-  static final String CA_CERT = "ca.crt";
-  private static final String OLD_CA_KEY = "old-ca.key";
-  private static final String OLD_CA_CERT = "old-ca.crt";
-
-  /** The steps of a CA's renewal; none while no renewal is under way. */
-  enum Step {
-    TRUSTING_BOTH("TrustingBoth", "the new CA is trusted beside the old; certificates unchanged"),
-    SWITCHED("Switched", "certificates are issued by the new CA; the old one is still trusted");
-
-    final String reason;
-    final String meaning;
-
-    Step(String reason, String meaning) {
-      this.reason = reason;
-      this.meaning = meaning;
-    }
-  }
+      java.util.Set.of(
+          CaSecret.FORCE_RENEW_ANNOTATION,
+          CaSecret.RENEWAL_ANNOTATION,
+          CaSecret.RENEWAL_SINCE_ANNOTATION);
 
   /** A CA's renewal under way, for its condition. */
   record Renewal(String kind, Step step, Instant since) {}
@@ -96,11 +74,11 @@ final class ClusterCertificates {
   }
 
   static String caSecret(Cluster c, String kind) {
-    return c.getMetadata().getName() + "-" + kind + "-ca";
+    return CaSecret.secretName(c.getMetadata().getName(), kind);
   }
 
   static String caCertSecret(Cluster c, String kind) {
-    return caSecret(c, kind) + "-cert";
+    return CaSecret.trustSecretName(c.getMetadata().getName(), kind);
   }
 
   static String brokerCertsSecret(Cluster c) {
@@ -177,37 +155,47 @@ final class ClusterCertificates {
       throws MissingAuthority {
     Secret secret = get(caSecret(cluster, kind));
     Duration validity = Duration.ofDays(spec.validityDays);
-    if (secret == null || text(secret, CA_KEY) == null || text(secret, CA_CERT) == null) {
+    if (secret == null
+        || text(secret, CaSecret.CA_KEY) == null
+        || text(secret, CaSecret.CA_CERT) == null) {
       if (!spec.generateCertificateAuthority) {
         throw new MissingAuthority(
             "spec.%sCa.generateCertificateAuthority: false, and Secret %s has no %s and %s; create it with the CA's key and certificate, and Secret %s with the certificates to trust"
                 .formatted(
-                    kind, caSecret(cluster, kind), CA_KEY, CA_CERT, caCertSecret(cluster, kind)));
+                    kind,
+                    caSecret(cluster, kind),
+                    CaSecret.CA_KEY,
+                    CaSecret.CA_CERT,
+                    caCertSecret(cluster, kind)));
       }
       CertificateAuthority created =
           CertificateAuthority.create(
               cluster.getMetadata().getName() + "-" + kind + "-ca", now, validity);
       Map<String, String> data = new TreeMap<>();
-      data.put(CA_KEY, Pem.of(created.key()));
-      data.put(CA_CERT, Pem.of(created.certificate()));
+      data.put(CaSecret.CA_KEY, Pem.of(created.key()));
+      data.put(CaSecret.CA_CERT, Pem.of(created.certificate()));
       write(caSecret(cluster, kind), data, Map.of());
-      write(caCertSecret(cluster, kind), Map.of(CA_CERT, Pem.of(created.certificate())), Map.of());
+      write(
+          caCertSecret(cluster, kind),
+          Map.of(CaSecret.CA_CERT, Pem.of(created.certificate())),
+          Map.of());
       return new Authorities(created, created, null);
     }
     CertificateAuthority current =
         new CertificateAuthority(
-            Pem.certificates(text(secret, CA_CERT)).get(0), Pem.privateKey(text(secret, CA_KEY)));
+            Pem.certificates(text(secret, CaSecret.CA_CERT)).get(0),
+            Pem.privateKey(text(secret, CaSecret.CA_KEY)));
     Map<String, String> annotations = annotations(secret);
-    Step step = step(annotations.get(RENEWAL_ANNOTATION));
+    Step step = CaSecret.step(annotations);
     Instant since =
-        annotations.containsKey(RENEWAL_SINCE_ANNOTATION)
-            ? Instant.parse(annotations.get(RENEWAL_SINCE_ANNOTATION))
+        annotations.containsKey(CaSecret.RENEWAL_SINCE_ANNOTATION)
+            ? Instant.parse(annotations.get(CaSecret.RENEWAL_SINCE_ANNOTATION))
             : now;
     if (!spec.generateCertificateAuthority) {
       return new Authorities(current, current, null); // the user's to renew
     }
     boolean due =
-        "true".equals(annotations.get(FORCE_RENEW_ANNOTATION))
+        "true".equals(annotations.get(CaSecret.FORCE_RENEW_ANNOTATION))
             || current
                 .certificate()
                 .getNotAfter()
@@ -218,14 +206,14 @@ final class ClusterCertificates {
           CertificateAuthority.create(
               cluster.getMetadata().getName() + "-" + kind + "-ca", now, validity);
       Map<String, String> data = new TreeMap<>();
-      data.put(CA_KEY, Pem.of(renewed.key()));
-      data.put(CA_CERT, Pem.of(renewed.certificate()));
-      data.put(OLD_CA_KEY, Pem.of(current.key()));
-      data.put(OLD_CA_CERT, Pem.of(current.certificate()));
+      data.put(CaSecret.CA_KEY, Pem.of(renewed.key()));
+      data.put(CaSecret.CA_CERT, Pem.of(renewed.certificate()));
+      data.put(CaSecret.OLD_CA_KEY, Pem.of(current.key()));
+      data.put(CaSecret.OLD_CA_CERT, Pem.of(current.certificate()));
       write(caSecret(cluster, kind), data, stepAnnotations(Step.TRUSTING_BOTH));
       write(
           caCertSecret(cluster, kind),
-          Map.of(CA_CERT, Pem.of(renewed.certificate(), current.certificate())),
+          Map.of(CaSecret.CA_CERT, Pem.of(renewed.certificate(), current.certificate())),
           Map.of());
       renewals.add(new Renewal(kind, Step.TRUSTING_BOTH, now));
       return new Authorities(current, renewed, Step.TRUSTING_BOTH);
@@ -235,8 +223,8 @@ final class ClusterCertificates {
     }
     CertificateAuthority old =
         new CertificateAuthority(
-            Pem.certificates(text(secret, OLD_CA_CERT)).get(0),
-            Pem.privateKey(text(secret, OLD_CA_KEY)));
+            Pem.certificates(text(secret, CaSecret.OLD_CA_CERT)).get(0),
+            Pem.privateKey(text(secret, CaSecret.OLD_CA_KEY)));
     boolean stepDone = !now.isBefore(since.plus(propagation));
     if (step == Step.TRUSTING_BOTH && stepDone) {
       Map<String, String> data = new TreeMap<>(texts(secret));
@@ -246,10 +234,13 @@ final class ClusterCertificates {
     }
     if (step == Step.SWITCHED && stepDone) {
       Map<String, String> data = new TreeMap<>();
-      data.put(CA_KEY, text(secret, CA_KEY));
-      data.put(CA_CERT, text(secret, CA_CERT));
+      data.put(CaSecret.CA_KEY, text(secret, CaSecret.CA_KEY));
+      data.put(CaSecret.CA_CERT, text(secret, CaSecret.CA_CERT));
       write(caSecret(cluster, kind), data, Map.of());
-      write(caCertSecret(cluster, kind), Map.of(CA_CERT, Pem.of(current.certificate())), Map.of());
+      write(
+          caCertSecret(cluster, kind),
+          Map.of(CaSecret.CA_CERT, Pem.of(current.certificate())),
+          Map.of());
       return new Authorities(current, current, null);
     }
     renewals.add(new Renewal(kind, step, since));
@@ -257,11 +248,11 @@ final class ClusterCertificates {
   }
 
   private Map<String, String> stepAnnotations(Step step) {
-    return Map.of(RENEWAL_ANNOTATION, step.name(), RENEWAL_SINCE_ANNOTATION, now.toString());
-  }
-
-  private static Step step(String name) {
-    return name == null ? null : Step.valueOf(name);
+    return Map.of(
+        CaSecret.RENEWAL_ANNOTATION,
+        step.name(),
+        CaSecret.RENEWAL_SINCE_ANNOTATION,
+        now.toString());
   }
 
   /** Each broker's certificate, by pod, naming its pod's DNS names. */

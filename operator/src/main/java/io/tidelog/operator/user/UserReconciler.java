@@ -19,14 +19,24 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.ClusterSpec;
 import io.tidelog.operator.api.Conditions;
 import io.tidelog.operator.api.User;
 import io.tidelog.operator.api.UserSpec;
 import io.tidelog.operator.api.UserStatus;
 import io.tidelog.operator.brokers.BrokerAccess;
+import io.tidelog.operator.certificates.CaSecret;
+import io.tidelog.operator.certificates.CertificateAuthority;
+import io.tidelog.operator.certificates.Pem;
 import io.tidelog.operator.metrics.ResourceMetrics;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
 import java.security.SecureRandom;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -53,11 +63,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps a {@link User} as a Kafka user of its Cluster: a SCRAM-SHA-512 credential from a password
  * the operator makes (into a Secret named after the user, with {@code password} and a ready {@code
- * sasl.jaas.config}) or takes from the Secret the spec names, changed when that Secret changes; the
- * ACLs of {@code User:<name>}, exactly as listed; the user's quotas, exactly as set. A Kafka user
- * that has a credential or ACLs already is taken over only with {@value User#ADOPT_ANNOTATION}.
- * Deleting the User removes its credential, ACLs and quotas (a finalizer, released after {@code
- * releaseAfter} when the cluster does not answer).
+ * sasl.jaas.config}) or takes from the Secret the spec names, changed when that Secret changes; or
+ * for a tls user a client certificate from the Cluster's clients CA in that Secret; the ACLs of
+ * {@code User:<name>}, exactly as listed; the user's quotas, exactly as set. A Kafka user that has
+ * a credential or ACLs already is taken over only with {@value User#ADOPT_ANNOTATION}. Deleting the
+ * User removes its credential, ACLs and quotas (a finalizer, released after {@code releaseAfter}
+ * when the cluster does not answer).
  */
 // Not generation-aware: the adopt annotation changes no generation.
 @ControllerConfiguration(name = "user", generationAwareEventProcessing = false)
@@ -138,11 +149,16 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
               "metadata.name: Kafka user %s has a credential or ACLs already; annotate the User with %s=true to manage it"
                   .formatted(name, User.ADOPT_ANNOTATION));
         }
-        PasswordSource password = password(user, client);
-        if (!credential || !password.source().equals(status.credentialSource)) {
-          admin.setPassword(name, password.password());
+        if (user.getSpec().authentication.type == UserSpec.AuthenticationType.TLS) {
+          status.credentialSource = certificate(user, cluster, client);
+          admin.deleteCredential(name); // a tls user has no password
+        } else {
+          PasswordSource password = password(user, client);
+          if (!credential || !password.source().equals(status.credentialSource)) {
+            admin.setPassword(name, password.password());
+          }
+          status.credentialSource = password.source();
         }
-        status.credentialSource = password.source();
         admin.setAcls(principal, acls);
         admin.setQuotas(name, quotas);
       }
@@ -184,20 +200,120 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
       password = newPassword();
     }
     Map<String, String> data = new LinkedHashMap<>();
-    data.put("password", password);
-    data.put("sasl.jaas.config", jaasConfig(user.getMetadata().getName(), password));
-    if (own == null || !data.equals(texts(own))) {
+    data.put("password", base64(password));
+    data.put("sasl.jaas.config", base64(jaasConfig(user.getMetadata().getName(), password)));
+    if (own == null || !data.equals(own.getData())) {
       own = writeSecret(client, user, data, own);
     }
     return new PasswordSource(password, source(own));
   }
 
+  /**
+   * Keeps the tls user's certificate in its Secret, as Strimzi's KafkaUser: {@code ca.crt} (the
+   * clients CA's certificates), {@code user.crt} (with its CA), {@code user.key}, {@code user.p12}
+   * and its {@code user.password}; issued again when it is not the issuing CA's (after a CA
+   * renewal's switch) or comes within {@code renewalDays} of its expiry. Returns the Secret's
+   * version.
+   */
+  private static String certificate(User user, Cluster cluster, KubernetesClient client)
+      throws Refused {
+    String clusterNs = cluster.getMetadata().getNamespace();
+    String clusterName = cluster.getMetadata().getName();
+    Secret ca =
+        client
+            .secrets()
+            .inNamespace(clusterNs)
+            .withName(CaSecret.secretName(clusterName, "clients"))
+            .get();
+    Secret trust =
+        client
+            .secrets()
+            .inNamespace(clusterNs)
+            .withName(CaSecret.trustSecretName(clusterName, "clients"))
+            .get();
+    if (ca == null || trust == null || text(ca, CaSecret.CA_KEY) == null) {
+      throw new Refused(
+          "CertificatesMissing",
+          "spec.clusterRef: Cluster %s/%s has no clients CA (Secret %s) to issue the certificate"
+              .formatted(clusterNs, clusterName, CaSecret.secretName(clusterName, "clients")));
+    }
+    CertificateAuthority issuer = CaSecret.issuer(texts(ca), ca.getMetadata().getAnnotations());
+    List<X509Certificate> trusted = Pem.certificates(text(trust, CaSecret.CA_CERT));
+    ClusterSpec.CertificateAuthoritySpec spec =
+        cluster.getSpec().clientsCa != null
+            ? cluster.getSpec().clientsCa
+            : new ClusterSpec.CertificateAuthoritySpec();
+    Instant now = Instant.now();
+    Secret own =
+        client
+            .secrets()
+            .inNamespace(user.getMetadata().getNamespace())
+            .withName(secretName(user))
+            .get();
+    String crt = text(own, "user.crt");
+    Map<String, String> data =
+        own == null || own.getData() == null
+            ? new LinkedHashMap<>()
+            : new LinkedHashMap<>(own.getData());
+    boolean keep = false;
+    if (crt != null) {
+      X509Certificate current = Pem.certificates(crt).get(0);
+      boolean fromTrusted =
+          issuer.signed(current)
+              || CaSecret.step(ca.getMetadata().getAnnotations()) == CaSecret.Step.TRUSTING_BOTH
+                  && trusted.stream()
+                      .anyMatch(t -> new CertificateAuthority(t, null).signed(current));
+      boolean due =
+          current.getNotAfter().toInstant().isBefore(now.plus(Duration.ofDays(spec.renewalDays)))
+              && current.getNotAfter().before(issuer.certificate().getNotAfter());
+      keep = fromTrusted && !due;
+    }
+    if (!keep) {
+      CertificateAuthority.Issued issued =
+          issuer.issue(
+              user.getMetadata().getName(), List.of(), now, Duration.ofDays(spec.validityDays));
+      String password = newPassword();
+      data.clear();
+      data.put("user.crt", base64(Pem.of(issued.certificate(), issuer.certificate())));
+      data.put("user.key", base64(Pem.of(issued.key())));
+      data.put("user.p12", Base64.getEncoder().encodeToString(pkcs12(issued, issuer, password)));
+      data.put("user.password", base64(password));
+    }
+    data.put("ca.crt", base64(Pem.of(trusted)));
+    if (own == null || !data.equals(own.getData())) {
+      own = writeSecret(client, user, data, own);
+    }
+    return source(own);
+  }
+
+  /**
+   * The certificate, its chain and its key as a PKCS12 keystore (the JDK's) under {@code password}.
+   */
+  private static byte[] pkcs12(
+      CertificateAuthority.Issued issued, CertificateAuthority issuer, String password) {
+    try {
+      KeyStore store = KeyStore.getInstance("PKCS12");
+      store.load(null, null);
+      store.setKeyEntry(
+          "user",
+          issued.key(),
+          password.toCharArray(),
+          new Certificate[] {issued.certificate(), issuer.certificate()});
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      store.store(out, password.toCharArray());
+      return out.toByteArray();
+    } catch (GeneralSecurityException | IOException e) {
+      throw new IllegalStateException("the JDK writes PKCS12 keystores", e);
+    }
+  }
+
+  private static String base64(String text) {
+    return Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Creates or replaces the User's own Secret with {@code encoded} (base64 values). */
   private static Secret writeSecret(
-      KubernetesClient client, User user, Map<String, String> data, Secret existing) {
-    Map<String, String> encoded = new LinkedHashMap<>();
-    data.forEach(
-        (k, v) ->
-            encoded.put(k, Base64.getEncoder().encodeToString(v.getBytes(StandardCharsets.UTF_8))));
+      KubernetesClient client, User user, Map<String, String> encoded, Secret existing) {
     Secret secret =
         new SecretBuilder()
             .withNewMetadata()

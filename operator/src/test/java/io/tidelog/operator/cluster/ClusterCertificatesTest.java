@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterSpec;
 import io.tidelog.operator.brokers.BrokerAccess;
+import io.tidelog.operator.certificates.CaSecret;
 import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
 import java.nio.charset.StandardCharsets;
@@ -106,8 +107,7 @@ class ClusterCertificatesTest {
     Instant renewal = START.plus(Duration.ofDays(91));
     assertThat(reconcile(cluster, renewal).renewals())
         .containsExactly(
-            new ClusterCertificates.Renewal(
-                "cluster", ClusterCertificates.Step.TRUSTING_BOTH, renewal));
+            new ClusterCertificates.Renewal("cluster", CaSecret.Step.TRUSTING_BOTH, renewal));
     X509Certificate newCa = clusterCa(cluster);
     assertThat(newCa).isNotEqualTo(oldCa);
     assertThat(trusted(cluster, "cluster")).containsExactly(newCa, oldCa);
@@ -116,14 +116,14 @@ class ClusterCertificatesTest {
     Instant early = renewal.plus(PROPAGATION).minusSeconds(1);
     assertThat(reconcile(cluster, early).renewals())
         .singleElement()
-        .satisfies(r -> assertThat(r.step()).isEqualTo(ClusterCertificates.Step.TRUSTING_BOTH));
+        .satisfies(r -> assertThat(r.step()).isEqualTo(CaSecret.Step.TRUSTING_BOTH));
     assertThat(broker(cluster)).isEqualTo(first);
 
     // then certificates come from the new CA, still trusting both,
     Instant switched = renewal.plus(PROPAGATION);
     assertThat(reconcile(cluster, switched).renewals())
         .singleElement()
-        .satisfies(r -> assertThat(r.step()).isEqualTo(ClusterCertificates.Step.SWITCHED));
+        .satisfies(r -> assertThat(r.step()).isEqualTo(CaSecret.Step.SWITCHED));
     X509Certificate second = broker(cluster);
     second.verify(newCa.getPublicKey());
     assertThat(trusted(cluster, "cluster")).containsExactly(newCa, oldCa);
@@ -133,8 +133,7 @@ class ClusterCertificatesTest {
     assertThat(trusted(cluster, "cluster")).containsExactly(newCa);
     assertThat(secret(cluster, "r-cluster-ca").getData()).containsOnlyKeys("ca.crt", "ca.key");
     assertThat(secret(cluster, "r-cluster-ca").getMetadata().getAnnotations())
-        .doesNotContainKeys(
-            ClusterCertificates.RENEWAL_ANNOTATION, ClusterCertificates.RENEWAL_SINCE_ANNOTATION);
+        .doesNotContainKeys(CaSecret.RENEWAL_ANNOTATION, CaSecret.RENEWAL_SINCE_ANNOTATION);
     assertThat(broker(cluster)).isEqualTo(second);
   }
 
