@@ -6,10 +6,13 @@ import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.certificates.CaSecret;
 import io.tidelog.operator.certificates.Pem;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 
 /**
  * How the operator reaches a Cluster's brokers with Kafka's Admin: a bootstrap address and the
@@ -99,6 +102,22 @@ public record BrokerAccess(String bootstrapServers, Map<String, Object> security
     Map<String, Object> relaxed = new HashMap<>(security);
     relaxed.put("ssl.endpoint.identification.algorithm", "");
     return new BrokerAccess(bootstrapServers, relaxed);
+  }
+
+  /**
+   * The operator's Admin client ({@code client.id} tidelog-operator) with these security configs,
+   * each request waiting at most {@code requestTimeout}, each call {@code apiTimeout}.
+   */
+  public Admin newAdmin(Duration requestTimeout, Duration apiTimeout) {
+    return Admin.create(
+        adminConfigs(
+            Map.of(
+                AdminClientConfig.CLIENT_ID_CONFIG,
+                "tidelog-operator",
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                (int) requestTimeout.toMillis(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                (int) apiTimeout.toMillis())));
   }
 
   /** Admin's configs: the address, the security, and {@code others}. */

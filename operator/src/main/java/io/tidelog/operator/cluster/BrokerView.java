@@ -11,7 +11,6 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -48,15 +47,7 @@ record BrokerView(
   }
 
   private static Admin admin(BrokerAccess access) {
-    return Admin.create(
-        access.adminConfigs(
-            Map.of(
-                AdminClientConfig.CLIENT_ID_CONFIG,
-                "tidelog-operator",
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                (int) TIMEOUT.toMillis(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                (int) TIMEOUT.toMillis())));
+    return access.newAdmin(TIMEOUT, TIMEOUT);
   }
 
   static BrokerView read(BrokerAccess access) throws Exception {

@@ -169,8 +169,7 @@ final class ClusterCertificates {
                     caCertSecret(cluster, kind)));
       }
       CertificateAuthority created =
-          CertificateAuthority.create(
-              cluster.getMetadata().getName() + "-" + kind + "-ca", now, validity);
+          CertificateAuthority.create(caSecret(cluster, kind), now, validity);
       Map<String, String> data = new TreeMap<>();
       data.put(CaSecret.CA_KEY, Pem.of(created.key()));
       data.put(CaSecret.CA_CERT, Pem.of(created.certificate()));
@@ -203,8 +202,7 @@ final class ClusterCertificates {
                 .isBefore(now.plus(Duration.ofDays(spec.renewalDays)));
     if (step == null && due) {
       CertificateAuthority renewed =
-          CertificateAuthority.create(
-              cluster.getMetadata().getName() + "-" + kind + "-ca", now, validity);
+          CertificateAuthority.create(caSecret(cluster, kind), now, validity);
       Map<String, String> data = new TreeMap<>();
       data.put(CaSecret.CA_KEY, Pem.of(renewed.key()));
       data.put(CaSecret.CA_CERT, Pem.of(renewed.certificate()));

@@ -14,7 +14,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
@@ -34,6 +33,8 @@ final class TopicAdmin implements AutoCloseable {
   private static final int MAX_BATCH = 500;
   private static final Duration API_TIMEOUT = Duration.ofSeconds(15);
 
+  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
+
   private final Admin admin;
   private final Batcher<String, Void, TopicDescription> describeTopics;
   private final Batcher<ConfigResource, Void, Config> describeConfigs;
@@ -43,16 +44,7 @@ final class TopicAdmin implements AutoCloseable {
   private final Batcher<String, Void, Void> deleteTopics;
 
   TopicAdmin(BrokerAccess access, ScheduledExecutorService scheduler) {
-    this.admin =
-        Admin.create(
-            access.adminConfigs(
-                Map.of(
-                    AdminClientConfig.CLIENT_ID_CONFIG,
-                    "tidelog-operator",
-                    AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                    10_000,
-                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                    (int) API_TIMEOUT.toMillis())));
+    this.admin = access.newAdmin(REQUEST_TIMEOUT, API_TIMEOUT);
     describeTopics =
         batcher(names -> admin.describeTopics(names.keySet()).topicNameValues(), scheduler);
     describeConfigs = batcher(rs -> admin.describeConfigs(rs.keySet()).values(), scheduler);

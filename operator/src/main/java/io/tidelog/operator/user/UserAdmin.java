@@ -11,7 +11,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
 import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.clients.admin.UserScramCredentialAlteration;
@@ -42,16 +41,7 @@ final class UserAdmin implements AutoCloseable {
   private final Admin admin;
 
   UserAdmin(BrokerAccess access) {
-    admin =
-        Admin.create(
-            access.adminConfigs(
-                Map.of(
-                    AdminClientConfig.CLIENT_ID_CONFIG,
-                    "tidelog-operator",
-                    AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                    10_000,
-                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                    (int) TIMEOUT.toMillis())));
+    admin = access.newAdmin(Duration.ofSeconds(10), TIMEOUT);
   }
 
   boolean hasCredential(String user) throws Exception {

@@ -184,7 +184,7 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
     UserSpec.Password given = user.getSpec().authentication.password;
     if (given != null) {
       UserSpec.SecretKeyRef ref = given.valueFrom.secretKeyRef;
-      Secret secret = client.secrets().inNamespace(ns).withName(ref.name).get();
+      Secret secret = secret(client, ns, ref.name);
       String password = text(secret, ref.key);
       if (password == null || password.isEmpty()) {
         throw new Refused(
@@ -194,7 +194,7 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
       }
       return new PasswordSource(password, source(secret));
     }
-    Secret own = client.secrets().inNamespace(ns).withName(secretName(user)).get();
+    Secret own = secret(client, ns, secretName(user));
     String password = text(own, "password");
     if (password == null || password.isEmpty()) {
       password = newPassword();
@@ -219,18 +219,8 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
       throws Refused {
     String clusterNs = cluster.getMetadata().getNamespace();
     String clusterName = cluster.getMetadata().getName();
-    Secret ca =
-        client
-            .secrets()
-            .inNamespace(clusterNs)
-            .withName(CaSecret.secretName(clusterName, "clients"))
-            .get();
-    Secret trust =
-        client
-            .secrets()
-            .inNamespace(clusterNs)
-            .withName(CaSecret.trustSecretName(clusterName, "clients"))
-            .get();
+    Secret ca = secret(client, clusterNs, CaSecret.secretName(clusterName, "clients"));
+    Secret trust = secret(client, clusterNs, CaSecret.trustSecretName(clusterName, "clients"));
     if (ca == null || trust == null || text(ca, CaSecret.CA_KEY) == null) {
       throw new Refused(
           "CertificatesMissing",
@@ -244,12 +234,7 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
             ? cluster.getSpec().clientsCa
             : new ClusterSpec.CertificateAuthoritySpec();
     Instant now = Instant.now();
-    Secret own =
-        client
-            .secrets()
-            .inNamespace(user.getMetadata().getNamespace())
-            .withName(secretName(user))
-            .get();
+    Secret own = secret(client, user.getMetadata().getNamespace(), secretName(user));
     String crt = text(own, "user.crt");
     Map<String, String> data =
         own == null || own.getData() == null
@@ -305,6 +290,10 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
     } catch (GeneralSecurityException | IOException e) {
       throw new IllegalStateException("the JDK writes PKCS12 keystores", e);
     }
+  }
+
+  private static Secret secret(KubernetesClient client, String namespace, String name) {
+    return client.secrets().inNamespace(namespace).withName(name).get();
   }
 
   private static String base64(String text) {
