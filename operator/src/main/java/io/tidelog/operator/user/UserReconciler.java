@@ -131,7 +131,8 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
 
   @Override
   public UpdateControl<User> reconcile(User user, Context<User> context) throws Exception {
-    UserStatus status = copy(user.getStatus());
+    UserStatus before = user.getStatus();
+    UserStatus status = copy(before);
     String name = user.getMetadata().getName();
     String principal = "User:" + name;
     try {
@@ -159,16 +160,20 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
           }
           status.credentialSource = password.source();
         }
+        // The credential is ours now: should the ACLs or quotas fail, updateErrorStatus (given
+        // this resource) still records it, so that the next reconcile does not take it for
+        // someone else's user.
+        user.setStatus(status);
         admin.setAcls(principal, acls);
         admin.setQuotas(name, quotas);
       }
       status.username = name;
       status.secret = secretName(user);
       setReady(user, status, true, "Reconciled", "spec: the user is as declared");
-      return update(user, status).rescheduleAfter(RECHECK);
+      return update(user, before, status).rescheduleAfter(RECHECK);
     } catch (Refused e) {
       setReady(user, status, false, e.reason, e.getMessage());
-      return update(user, status).rescheduleAfter(RECHECK);
+      return update(user, before, status).rescheduleAfter(RECHECK);
     }
   }
 
@@ -529,8 +534,9 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
         status.conditions, Conditions.READY, ready, reason, message, status.observedGeneration);
   }
 
-  private static UpdateControl<User> update(User user, UserStatus status) {
-    if (Serialization.asJson(status).equals(Serialization.asJson(user.getStatus()))) {
+  /** Patches the status when it differs from {@code before}, the one the reconcile began with. */
+  private static UpdateControl<User> update(User user, UserStatus before, UserStatus status) {
+    if (Serialization.asJson(status).equals(Serialization.asJson(before))) {
       return UpdateControl.noUpdate();
     }
     user.setStatus(status);
