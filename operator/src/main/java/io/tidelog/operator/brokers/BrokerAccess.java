@@ -5,9 +5,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.certificates.CaSecret;
 import io.tidelog.operator.certificates.Pem;
-import java.nio.charset.StandardCharsets;
+import io.tidelog.operator.certificates.SecretData;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -28,8 +27,11 @@ public record BrokerAccess(String bootstrapServers, Map<String, Object> security
   /** The port of the brokers' replication listener. */
   public static final int REPLICATION_PORT = 9091;
 
+  /** In the operator's Secret for a Cluster: the entry of its certificate ({@code .crt}, ...). */
+  public static final String OPERATOR_ENTRY = "operator";
+
   /** In the operator's Secret for a Cluster: its key and certificate chain, as one PEM. */
-  public static final String OPERATOR_PEM = "operator.pem";
+  public static final String OPERATOR_PEM = OPERATOR_ENTRY + ".pem";
 
   /** In a CA's certificate Secret: the certificates to trust. */
   public static final String CA_CERT = "ca.crt";
@@ -79,8 +81,8 @@ public record BrokerAccess(String bootstrapServers, Map<String, Object> security
     String ns = c.getMetadata().getNamespace();
     Secret own = client.secrets().inNamespace(ns).withName(operatorCertsSecret(c)).get();
     Secret trust = client.secrets().inNamespace(ns).withName(clusterCaCertSecret(c)).get();
-    String pem = text(own, OPERATOR_PEM);
-    String trusted = text(trust, CA_CERT);
+    String pem = SecretData.text(own, OPERATOR_PEM);
+    String trusted = SecretData.text(trust, CA_CERT);
     if (pem == null || trusted == null) {
       return Optional.empty();
     }
@@ -136,13 +138,5 @@ public record BrokerAccess(String bootstrapServers, Map<String, Object> security
         + ", "
         + security.getOrDefault("security.protocol", "PLAINTEXT")
         + "]";
-  }
-
-  private static String text(Secret secret, String key) {
-    if (secret == null || secret.getData() == null || secret.getData().get(key) == null) {
-      return null;
-    }
-    return new String(
-        Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8);
   }
 }

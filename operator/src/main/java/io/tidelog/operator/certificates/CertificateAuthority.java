@@ -130,6 +130,15 @@ public record CertificateAuthority(X509Certificate certificate, PrivateKey key) 
     }
   }
 
+  /**
+   * Whether {@code issued} is due for renewal: within {@code renewalDays} of its expiry, unless it
+   * already lasts as long as this authority (another would expire no later).
+   */
+  public boolean expiresSoon(X509Certificate issued, Instant now, int renewalDays) {
+    return issued.getNotAfter().toInstant().isBefore(now.plus(Duration.ofDays(renewalDays)))
+        && issued.getNotAfter().before(certificate.getNotAfter());
+  }
+
   /** Whether this authority signed {@code issued}. */
   public boolean signed(X509Certificate issued) {
     try {

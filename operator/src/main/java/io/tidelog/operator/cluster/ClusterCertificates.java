@@ -10,15 +10,13 @@ import io.tidelog.operator.certificates.CaSecret;
 import io.tidelog.operator.certificates.CaSecret.Step;
 import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
-import java.nio.charset.StandardCharsets;
+import io.tidelog.operator.certificates.SecretData;
 import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -93,10 +91,6 @@ final class ClusterCertificates {
     return BrokerAccess.operatorCertsSecret(c);
   }
 
-  /** The entry of the operator's certificate: {@link BrokerAccess#OPERATOR_PEM} and its kin. */
-  static final String OPERATOR_ENTRY =
-      BrokerAccess.OPERATOR_PEM.substring(0, BrokerAccess.OPERATOR_PEM.length() - ".pem".length());
-
   static String operatorCommonName(Cluster c) {
     return c.getMetadata().getName() + "-operator";
   }
@@ -126,7 +120,7 @@ final class ClusterCertificates {
     certificates(
         operatorCertsSecret(cluster),
         operatorCommonName(cluster),
-        Map.of(OPERATOR_ENTRY, List.of()),
+        Map.of(BrokerAccess.OPERATOR_ENTRY, List.of()),
         clusterCa,
         clusterSpec);
     return new Outcome(renewals, Optional.empty());
@@ -156,8 +150,8 @@ final class ClusterCertificates {
     Secret secret = get(caSecret(cluster, kind));
     Duration validity = Duration.ofDays(spec.validityDays);
     if (secret == null
-        || text(secret, CaSecret.CA_KEY) == null
-        || text(secret, CaSecret.CA_CERT) == null) {
+        || SecretData.text(secret, CaSecret.CA_KEY) == null
+        || SecretData.text(secret, CaSecret.CA_CERT) == null) {
       if (!spec.generateCertificateAuthority) {
         throw new MissingAuthority(
             "spec.%sCa.generateCertificateAuthority: false, and Secret %s has no %s and %s; create it with the CA's key and certificate, and Secret %s with the certificates to trust"
@@ -182,8 +176,8 @@ final class ClusterCertificates {
     }
     CertificateAuthority current =
         new CertificateAuthority(
-            Pem.certificates(text(secret, CaSecret.CA_CERT)).get(0),
-            Pem.privateKey(text(secret, CaSecret.CA_KEY)));
+            Pem.certificates(SecretData.text(secret, CaSecret.CA_CERT)).get(0),
+            Pem.privateKey(SecretData.text(secret, CaSecret.CA_KEY)));
     Map<String, String> annotations = annotations(secret);
     Step step = CaSecret.step(annotations);
     Instant since =
@@ -221,19 +215,19 @@ final class ClusterCertificates {
     }
     CertificateAuthority old =
         new CertificateAuthority(
-            Pem.certificates(text(secret, CaSecret.OLD_CA_CERT)).get(0),
-            Pem.privateKey(text(secret, CaSecret.OLD_CA_KEY)));
+            Pem.certificates(SecretData.text(secret, CaSecret.OLD_CA_CERT)).get(0),
+            Pem.privateKey(SecretData.text(secret, CaSecret.OLD_CA_KEY)));
     boolean stepDone = !now.isBefore(since.plus(propagation));
     if (step == Step.TRUSTING_BOTH && stepDone) {
-      Map<String, String> data = new TreeMap<>(texts(secret));
+      Map<String, String> data = new TreeMap<>(SecretData.texts(secret));
       write(caSecret(cluster, kind), data, stepAnnotations(Step.SWITCHED));
       renewals.add(new Renewal(kind, Step.SWITCHED, now));
       return new Authorities(current, current, Step.SWITCHED);
     }
     if (step == Step.SWITCHED && stepDone) {
       Map<String, String> data = new TreeMap<>();
-      data.put(CaSecret.CA_KEY, text(secret, CaSecret.CA_KEY));
-      data.put(CaSecret.CA_CERT, text(secret, CaSecret.CA_CERT));
+      data.put(CaSecret.CA_KEY, SecretData.text(secret, CaSecret.CA_KEY));
+      data.put(CaSecret.CA_CERT, SecretData.text(secret, CaSecret.CA_CERT));
       write(caSecret(cluster, kind), data, Map.of());
       write(
           caCertSecret(cluster, kind),
@@ -275,7 +269,7 @@ final class ClusterCertificates {
       Authorities authorities,
       ClusterSpec.CertificateAuthoritySpec spec) {
     Secret secret = get(secretName);
-    Map<String, String> data = secret == null ? new TreeMap<>() : new TreeMap<>(texts(secret));
+    Map<String, String> data = new TreeMap<>(SecretData.texts(secret));
     Map<String, String> wanted = new TreeMap<>();
     entries.forEach(
         (entry, names) -> {
@@ -320,12 +314,7 @@ final class ClusterCertificates {
     if (!authorities.current().signed(certificate)) {
       return true;
     }
-    // due, unless it already lasts as long as its CA: another would expire no later
-    return certificate
-            .getNotAfter()
-            .toInstant()
-            .isBefore(now.plus(Duration.ofDays(spec.renewalDays)))
-        && certificate.getNotAfter().before(authorities.current().certificate().getNotAfter());
+    return authorities.current().expiresSoon(certificate, now, spec.renewalDays);
   }
 
   private static List<String> dnsNames(X509Certificate certificate) {
@@ -351,10 +340,7 @@ final class ClusterCertificates {
    */
   private void write(String name, Map<String, String> data, Map<String, String> annotations) {
     Map<String, String> encoded = new TreeMap<>();
-    data.forEach(
-        (key, value) ->
-            encoded.put(
-                key, Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8))));
+    data.forEach((key, value) -> encoded.put(key, SecretData.encoded(value)));
     Secret desired =
         new SecretBuilder()
             .withMetadata(ClusterModel.meta(cluster, name, "certificates"))
@@ -381,20 +367,5 @@ final class ClusterCertificates {
     return secret.getMetadata().getAnnotations() == null
         ? Map.of()
         : secret.getMetadata().getAnnotations();
-  }
-
-  private static String text(Secret secret, String key) {
-    String value = secret.getData() == null ? null : secret.getData().get(key);
-    return value == null
-        ? null
-        : new String(Base64.getDecoder().decode(value), StandardCharsets.UTF_8);
-  }
-
-  private static Map<String, String> texts(Secret secret) {
-    Map<String, String> texts = new HashMap<>();
-    if (secret.getData() != null) {
-      secret.getData().keySet().forEach(key -> texts.put(key, text(secret, key)));
-    }
-    return texts;
   }
 }

@@ -28,10 +28,10 @@ import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.certificates.CaSecret;
 import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
+import io.tidelog.operator.certificates.SecretData;
 import io.tidelog.operator.metrics.ResourceMetrics;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.SecureRandom;
@@ -190,7 +190,7 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
     if (given != null) {
       UserSpec.SecretKeyRef ref = given.valueFrom.secretKeyRef;
       Secret secret = secret(client, ns, ref.name);
-      String password = text(secret, ref.key);
+      String password = SecretData.text(secret, ref.key);
       if (password == null || password.isEmpty()) {
         throw new Refused(
             "SecretNotFound",
@@ -200,13 +200,14 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
       return new PasswordSource(password, source(secret));
     }
     Secret own = secret(client, ns, secretName(user));
-    String password = text(own, "password");
+    String password = SecretData.text(own, "password");
     if (password == null || password.isEmpty()) {
       password = newPassword();
     }
     Map<String, String> data = new LinkedHashMap<>();
-    data.put("password", base64(password));
-    data.put("sasl.jaas.config", base64(jaasConfig(user.getMetadata().getName(), password)));
+    data.put("password", SecretData.encoded(password));
+    data.put(
+        "sasl.jaas.config", SecretData.encoded(jaasConfig(user.getMetadata().getName(), password)));
     if (own == null || !data.equals(own.getData())) {
       own = writeSecret(client, user, data, own);
     }
@@ -226,21 +227,22 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
     String clusterName = cluster.getMetadata().getName();
     Secret ca = secret(client, clusterNs, CaSecret.secretName(clusterName, "clients"));
     Secret trust = secret(client, clusterNs, CaSecret.trustSecretName(clusterName, "clients"));
-    if (ca == null || trust == null || text(ca, CaSecret.CA_KEY) == null) {
+    if (ca == null || trust == null || SecretData.text(ca, CaSecret.CA_KEY) == null) {
       throw new Refused(
           "CertificatesMissing",
           "spec.clusterRef: Cluster %s/%s has no clients CA (Secret %s) to issue the certificate"
               .formatted(clusterNs, clusterName, CaSecret.secretName(clusterName, "clients")));
     }
-    CertificateAuthority issuer = CaSecret.issuer(texts(ca), ca.getMetadata().getAnnotations());
-    List<X509Certificate> trusted = Pem.certificates(text(trust, CaSecret.CA_CERT));
+    CertificateAuthority issuer =
+        CaSecret.issuer(SecretData.texts(ca), ca.getMetadata().getAnnotations());
+    List<X509Certificate> trusted = Pem.certificates(SecretData.text(trust, CaSecret.CA_CERT));
     ClusterSpec.CertificateAuthoritySpec spec =
         cluster.getSpec().clientsCa != null
             ? cluster.getSpec().clientsCa
             : new ClusterSpec.CertificateAuthoritySpec();
     Instant now = Instant.now();
     Secret own = secret(client, user.getMetadata().getNamespace(), secretName(user));
-    String crt = text(own, "user.crt");
+    String crt = SecretData.text(own, "user.crt");
     Map<String, String> data =
         own == null || own.getData() == null
             ? new LinkedHashMap<>()
@@ -253,10 +255,7 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
               || CaSecret.step(ca.getMetadata().getAnnotations()) == CaSecret.Step.TRUSTING_BOTH
                   && trusted.stream()
                       .anyMatch(t -> new CertificateAuthority(t, null).signed(current));
-      boolean due =
-          current.getNotAfter().toInstant().isBefore(now.plus(Duration.ofDays(spec.renewalDays)))
-              && current.getNotAfter().before(issuer.certificate().getNotAfter());
-      keep = fromTrusted && !due;
+      keep = fromTrusted && !issuer.expiresSoon(current, now, spec.renewalDays);
     }
     if (!keep) {
       CertificateAuthority.Issued issued =
@@ -264,12 +263,12 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
               user.getMetadata().getName(), List.of(), now, Duration.ofDays(spec.validityDays));
       String password = newPassword();
       data.clear();
-      data.put("user.crt", base64(Pem.of(issued.certificate(), issuer.certificate())));
-      data.put("user.key", base64(Pem.of(issued.key())));
+      data.put("user.crt", SecretData.encoded(Pem.of(issued.certificate(), issuer.certificate())));
+      data.put("user.key", SecretData.encoded(Pem.of(issued.key())));
       data.put("user.p12", Base64.getEncoder().encodeToString(pkcs12(issued, issuer, password)));
-      data.put("user.password", base64(password));
+      data.put("user.password", SecretData.encoded(password));
     }
-    data.put("ca.crt", base64(Pem.of(trusted)));
+    data.put("ca.crt", SecretData.encoded(Pem.of(trusted)));
     if (own == null || !data.equals(own.getData())) {
       own = writeSecret(client, user, data, own);
     }
@@ -299,10 +298,6 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
 
   private static Secret secret(KubernetesClient client, String namespace, String name) {
     return client.secrets().inNamespace(namespace).withName(name).get();
-  }
-
-  private static String base64(String text) {
-    return Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
   }
 
   /** Creates or replaces the User's own Secret with {@code encoded} (base64 values). */
@@ -547,21 +542,5 @@ public class UserReconciler implements Reconciler<User>, Cleaner<User> {
     return status == null
         ? new UserStatus()
         : Serialization.unmarshal(Serialization.asJson(status), UserStatus.class);
-  }
-
-  private static String text(Secret secret, String key) {
-    if (secret == null || secret.getData() == null || secret.getData().get(key) == null) {
-      return null;
-    }
-    return new String(
-        Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8);
-  }
-
-  private static Map<String, String> texts(Secret secret) {
-    Map<String, String> texts = new LinkedHashMap<>();
-    if (secret.getData() != null) {
-      secret.getData().keySet().forEach(k -> texts.put(k, text(secret, k)));
-    }
-    return texts;
   }
 }
