@@ -96,6 +96,63 @@ class EtcdSecurityIT {
     }
   }
 
+  /**
+   * A CA renewed under a running broker: its etcd TLS files are rewritten in place (as the kubelet
+   * updates a mounted Secret) with a new CA and a certificate it signed, and etcd restarts trusting
+   * only the new CA with a certificate of the new CA. The broker reconnects with the new files;
+   * with the files it read at its start it could neither trust etcd nor be trusted.
+   */
+  @Test
+  void renewedEtcdTlsFilesAreUsedWhenTheBrokerReconnects() throws Exception {
+    Path renewal = java.nio.file.Files.createDirectories(dir.resolve("renewal"));
+    TestCertificates.Authority oldCa = TestCertificates.authority("old-etcd-ca");
+    TestCertificates.Authority newCa = TestCertificates.authority("new-etcd-ca");
+    Path etcdTrust = oldCa.writePem(renewal.resolve("etcd-trust.pem"));
+    TestCertificates.Issued oldServer = oldCa.issue("etcd");
+    Path serverCert = oldServer.writeCertificatePem(renewal.resolve("server.pem"));
+    Path serverKey = oldServer.writeKeyPem(renewal.resolve("server-key.pem"));
+    Path brokerTrust = oldCa.writePem(renewal.resolve("broker-trust.pem"));
+    TestCertificates.Issued oldClient = oldCa.issue("broker");
+    Path brokerCert = oldClient.writeCertificatePem(renewal.resolve("broker.pem"));
+    Path brokerKey = oldClient.writeKeyPem(renewal.resolve("broker-key.pem"));
+    Map<String, String> config = new HashMap<>();
+    try (EtcdServer renewed =
+        EtcdServer.startTls(renewal.resolve("etcd"), etcdTrust, serverCert, serverKey)) {
+      config.put("tidelog.etcd.endpoints", renewed.endpoint());
+      config.put("tidelog.etcd.tls.ca.file", brokerTrust.toString());
+      config.put("tidelog.etcd.tls.cert.file", brokerCert.toString());
+      config.put("tidelog.etcd.tls.key.file", brokerKey.toString());
+      try (TestBroker broker = TestBroker.start(renewal.resolve("logs"), config);
+          Admin admin =
+              Admin.create(
+                  Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap()))) {
+        admin.createTopics(List.of(new NewTopic("before-renewal", 1, (short) 1))).all().get();
+
+        newCa.writePem(brokerTrust);
+        TestCertificates.Issued newClient = newCa.issue("broker");
+        newClient.writeKeyPem(brokerKey);
+        newClient.writeCertificatePem(brokerCert);
+        renewed.stop();
+        newCa.writePem(etcdTrust);
+        TestCertificates.Issued newServer = newCa.issue("etcd");
+        newServer.writeKeyPem(serverKey);
+        newServer.writeCertificatePem(serverCert);
+        renewed.start();
+
+        org.awaitility.Awaitility.await()
+            .atMost(java.time.Duration.ofSeconds(90))
+            .ignoreExceptions()
+            .untilAsserted(
+                () ->
+                    admin
+                        .createTopics(List.of(new NewTopic("after-renewal", 1, (short) 1)))
+                        .all()
+                        .get());
+        assertThat(admin.listTopics().names().get()).contains("before-renewal", "after-renewal");
+      }
+    }
+  }
+
   @Test
   void withoutTheClientCertificateOrWithAWrongPasswordTheMetadataIsRefused() {
     EtcdSettings noCertificate =

@@ -4,7 +4,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import io.netty.handler.ssl.SslContextBuilder;
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import javax.net.ssl.SSLException;
@@ -15,7 +14,8 @@ import org.apache.kafka.common.config.ConfigException;
  * etcd's certificate, this broker's client certificate and key (PEM files, as etcd's own {@code
  * --trusted-ca-file}, {@code --cert-file} and {@code --key-file} take them) for etcd's {@code
  * --client-cert-auth}, and a user and password for etcd's authentication. Each is optional but the
- * URLs.
+ * URLs. The TLS files are read again when they change ({@link EtcdTlsFiles}), so renewed
+ * certificates need no restart.
  */
 public record EtcdSettings(
     List<String> endpoints,
@@ -34,14 +34,14 @@ public record EtcdSettings(
   Client client() {
     ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(String[]::new));
     if (caFile != null || certFile != null) {
+      EtcdTlsFiles files;
       try {
+        files = new EtcdTlsFiles(caFile, certFile, keyFile, () -> System.nanoTime() / 1_000_000);
         builder.sslContext(
             (SslContextBuilder tls) -> {
-              if (caFile != null) {
-                tls.trustManager(new File(caFile));
-              }
-              if (certFile != null) {
-                tls.keyManager(new File(certFile), new File(keyFile));
+              tls.trustManager(files.trustManager());
+              if (files.hasKey()) {
+                tls.keyManager(files.keyManager());
               }
             });
       } catch (SSLException | IllegalArgumentException e) {

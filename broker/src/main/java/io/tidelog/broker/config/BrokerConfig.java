@@ -491,7 +491,9 @@ public final class BrokerConfig {
                 STRING,
                 null,
                 MEDIUM,
-                "The CA (PEM) that signed etcd's certificate; by default the JVM's trusted CAs.")
+                "The CAs (PEM) that sign etcd's certificate; by default the JVM's trusted CAs. The"
+                    + " three tidelog.etcd.tls files are read again when they change: later"
+                    + " connections to etcd use the new ones, with no restart.")
             .define(
                 ETCD_TLS_CERT_FILE,
                 STRING,
