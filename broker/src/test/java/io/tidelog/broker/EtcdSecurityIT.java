@@ -156,13 +156,15 @@ class EtcdSecurityIT {
   @Test
   void withoutTheClientCertificateOrWithAWrongPasswordTheMetadataIsRefused() {
     EtcdSettings noCertificate =
-        new EtcdSettings(List.of(etcd.endpoint()), caPem.toString(), null, null, "root", PASSWORD);
+        new EtcdSettings(
+            List.of(etcd.endpoint()), caPem.toString(), null, null, true, "root", PASSWORD);
     EtcdSettings wrongPassword =
         new EtcdSettings(
             List.of(etcd.endpoint()),
             caPem.toString(),
             clientCert.toString(),
             clientKey.toString(),
+            true,
             "root",
             "wrong");
     for (EtcdSettings settings : List.of(noCertificate, wrongPassword)) {

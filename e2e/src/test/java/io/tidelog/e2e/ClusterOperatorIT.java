@@ -57,7 +57,7 @@ class ClusterOperatorIT {
   }
 
   @Test
-  void aClusterGetsItsBrokersServicesBudgetAndManagedEtcd() {
+  void aClusterGetsItsBrokersServicesBudgetAndManagedEtcd() throws Exception {
     // Given a Cluster of 3 brokers with a managed etcd of 3 members, when it is created,
     Cluster cluster =
         create(
@@ -124,7 +124,15 @@ class ClusterOperatorIT {
             "auto.create.topics.enable=false",
             "listeners=REPLICATION://0.0.0.0:9091,PLAIN://0.0.0.0:9092",
             "inter.broker.listener.name=REPLICATION",
-            "tidelog.etcd.endpoints=http://prod-etcd-client.tidelog.svc:2379");
+            "tidelog.etcd.endpoints=https://prod-etcd-client.tidelog.svc:2379",
+            "tidelog.etcd.tls.ca.file=/etc/tidelog-tls/cluster-ca/ca.crt");
+    // each broker is etcd's client by its own certificate,
+    assertThat(container.getEnv())
+        .anySatisfy(
+            e -> {
+              assertThat(e.getName()).isEqualTo("TIDELOG_TIDELOG_ETCD_TLS_CERT_FILE");
+              assertThat(e.getValue()).isEqualTo("/etc/tidelog-tls/broker/$(POD_NAME).crt");
+            });
 
     Service headless = client.services().inNamespace(NS).withName("prod-brokers").get();
     assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
@@ -134,13 +142,37 @@ class ClusterOperatorIT {
         client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("prod-broker").get();
     assertThat(budget.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
 
+    // and etcd serves clients and peers only over TLS, only to certificates of the cluster CA
+    // (peers only to etcd members'), with each member's certificate naming it.
     StatefulSet etcd = statefulSet("prod-etcd");
     assertThat(etcd.getSpec().getReplicas()).isEqualTo(3);
-    assertThat(etcd.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand())
+    var etcdContainer = etcd.getSpec().getTemplate().getSpec().getContainers().get(0);
+    assertThat(etcdContainer.getCommand())
         .contains(
-            "--initial-cluster=prod-etcd-0=http://prod-etcd-0.prod-etcd.tidelog.svc:2380,"
-                + "prod-etcd-1=http://prod-etcd-1.prod-etcd.tidelog.svc:2380,"
-                + "prod-etcd-2=http://prod-etcd-2.prod-etcd.tidelog.svc:2380");
+            "--initial-cluster=prod-etcd-0=https://prod-etcd-0.prod-etcd.tidelog.svc:2380,"
+                + "prod-etcd-1=https://prod-etcd-1.prod-etcd.tidelog.svc:2380,"
+                + "prod-etcd-2=https://prod-etcd-2.prod-etcd.tidelog.svc:2380",
+            "--listen-client-urls=https://0.0.0.0:2379",
+            "--listen-peer-urls=https://0.0.0.0:2380",
+            "--client-cert-auth",
+            "--trusted-ca-file=/etc/tidelog-tls/cluster-ca/ca.crt",
+            "--cert-file=/etc/tidelog-tls/etcd/$(POD_NAME).crt",
+            "--peer-client-cert-auth",
+            "--peer-trusted-ca-file=/etc/tidelog-tls/cluster-ca/ca.crt",
+            "--peer-cert-allowed-cn=prod-etcd");
+    assertThat(etcdContainer.getCommand()).noneMatch(arg -> arg.contains("http://0.0.0.0:2379"));
+    assertThat(etcdContainer.getReadinessProbe().getHttpGet().getPort().getIntVal())
+        .isEqualTo(2381);
+    assertThat(etcd.getSpec().getTemplate().getSpec().getVolumes())
+        .filteredOn(v -> v.getSecret() != null)
+        .extracting(v -> v.getSecret().getSecretName())
+        .containsExactlyInAnyOrder("prod-etcd-certs", "prod-cluster-ca-cert");
+    await().atMost(WITHIN).until(() -> secretText("prod-etcd-certs", "prod-etcd-2.crt") != null);
+    X509Certificate member =
+        Pem.certificates(secretText("prod-etcd-certs", "prod-etcd-2.crt")).get(0);
+    member.verify(Pem.certificates(secretText("prod-cluster-ca", "ca.crt")).get(0).getPublicKey());
+    assertThat(member.getSubjectAlternativeNames().stream().map(n -> (Object) n.get(1)).toList())
+        .contains("prod-etcd-2.prod-etcd.tidelog.svc", "prod-etcd-client.tidelog.svc");
     assertThat(client.services().inNamespace(NS).withName("prod-etcd-client").get()).isNotNull();
     assertRestricted(etcd);
     // Who may reach the pods: replication only brokers and the operator, the listener its peers,
@@ -328,6 +360,110 @@ class ClusterOperatorIT {
             e ->
                 "BrokerRestart".equals(e.getReason())
                     && "tls".equals(e.getInvolvedObject().getName()));
+  }
+
+  @Test
+  void aClusterCaRenewalRollsTheManagedEtcdToTrustBothBeforeItSwitches() throws Exception {
+    // Given a Cluster whose managed etcd members run (played here, from the template),
+    create(
+        "et",
+        """
+        replicas: 1
+        storage: {size: 1Gi}
+        etcd: {replicas: 3}
+        """);
+    await().atMost(WITHIN).until(() -> secretText("et-etcd-certs", "et-etcd-2.crt") != null);
+    StatefulSet brokersBefore =
+        await().atMost(WITHIN).until(() -> statefulSet("et-broker"), s -> s != null);
+    String trustingOld = etcdTrustAnnotation();
+    runEtcdMembersFromTemplate();
+
+    // when its cluster CA is renewed,
+    Resources.edit(
+        client.secrets().inNamespace(NS).withName("et-cluster-ca"),
+        s -> {
+          s.getMetadata().getAnnotations().put("tidelog.io/force-renew", "true");
+          return s;
+        });
+
+    // then etcd's template trusts both CAs, and the switch waits for its members to restart so,
+    await().atMost(WITHIN).until(() -> !etcdTrustAnnotation().equals(trustingOld));
+    await()
+        .atMost(WITHIN)
+        .until(
+            () ->
+                Conditions.find(get("et").getStatus().conditions, "ClusterCaRenewal")
+                    .map(c -> c.getMessage().contains("once every etcd member restarted"))
+                    .orElse(false));
+    assertThat(renewalReason("et")).isEqualTo("TrustingBoth");
+    X509Certificate oldCa = Pem.certificates(secretText("et-cluster-ca-cert", "ca.crt")).get(1);
+    Pem.certificates(secretText("et-etcd-certs", "et-etcd-0.crt"))
+        .get(0)
+        .verify(oldCa.getPublicKey());
+    // which, once they did, lets the new CA issue etcd's certificates,
+    runEtcdMembersFromTemplate();
+    await().atMost(WITHIN).until(() -> !"TrustingBoth".equals(renewalReason("et")));
+    String trustingBoth = etcdTrustAnnotation();
+    await()
+        .atMost(WITHIN)
+        .until(
+            () -> Conditions.find(get("et").getStatus().conditions, "ClusterCaRenewal").isEmpty());
+    X509Certificate newCa =
+        Pem.certificates(secretText("et-cluster-ca-cert", "ca.crt")).stream()
+            .filter(ca -> !ca.equals(oldCa))
+            .findFirst()
+            .orElseThrow();
+    Pem.certificates(secretText("et-etcd-certs", "et-etcd-0.crt"))
+        .get(0)
+        .verify(newCa.getPublicKey());
+    // and at the end etcd trusts the new CA alone, while no broker was to restart.
+    await().atMost(WITHIN).until(() -> !etcdTrustAnnotation().equals(trustingBoth));
+    assertThat(statefulSet("et-broker").getSpec().getTemplate())
+        .isEqualTo(brokersBefore.getSpec().getTemplate());
+  }
+
+  private static String renewalReason(String cluster) {
+    return Conditions.find(get(cluster).getStatus().conditions, "ClusterCaRenewal")
+        .map(c -> c.getReason())
+        .orElse(null);
+  }
+
+  private static String etcdTrustAnnotation() {
+    return statefulSet("et-etcd")
+        .getSpec()
+        .getTemplate()
+        .getMetadata()
+        .getAnnotations()
+        .get(ClusterModel.ETCD_TRUST_ANNOTATION);
+  }
+
+  /** Plays the StatefulSet controller: each member's pod anew from the current template, Ready. */
+  private static void runEtcdMembersFromTemplate() {
+    var template = statefulSet("et-etcd").getSpec().getTemplate();
+    for (int id = 0; id < 3; id++) {
+      String name = "et-etcd-" + id;
+      var pods = client.pods().inNamespace(NS);
+      pods.withName(name).delete();
+      await().atMost(WITHIN).until(() -> pods.withName(name).get() == null);
+      pods.resource(
+              new PodBuilder()
+                  .withNewMetadata()
+                  .withName(name)
+                  .withNamespace(NS)
+                  .withLabels(template.getMetadata().getLabels())
+                  .withAnnotations(template.getMetadata().getAnnotations())
+                  .endMetadata()
+                  .withSpec(template.getSpec())
+                  .withNewStatus()
+                  .withPhase("Running")
+                  .addNewCondition()
+                  .withType("Ready")
+                  .withStatus("True")
+                  .endCondition()
+                  .endStatus()
+                  .build())
+          .create();
+    }
   }
 
   /**

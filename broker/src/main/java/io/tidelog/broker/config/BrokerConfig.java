@@ -113,6 +113,10 @@ public final class BrokerConfig {
   /** Tidelog's own: the key (PEM, PKCS#8) of the client certificate. */
   public static final String ETCD_TLS_KEY_FILE = "tidelog.etcd.tls.key.file";
 
+  /** Tidelog's own, as Kafka's ssl.endpoint.identification.algorithm: https, or empty for none. */
+  public static final String ETCD_TLS_ENDPOINT_IDENTIFICATION_ALGORITHM =
+      "tidelog.etcd.tls.endpoint.identification.algorithm";
+
   /** Tidelog's own: the etcd user, when etcd's authentication is on. */
   public static final String ETCD_USER = "tidelog.etcd.user";
 
@@ -506,6 +510,15 @@ public final class BrokerConfig {
                 null,
                 MEDIUM,
                 "The key (PEM, PKCS#8) of tidelog.etcd.tls.cert.file.")
+            .define(
+                ETCD_TLS_ENDPOINT_IDENTIFICATION_ALGORITHM,
+                STRING,
+                "https",
+                ConfigDef.ValidString.in("https", ""),
+                LOW,
+                "As Kafka's ssl.endpoint.identification.algorithm, for etcd: https checks that"
+                    + " etcd's certificate names the host of its endpoint; empty checks only that"
+                    + " a trusted CA signed it.")
             .define(ETCD_USER, STRING, null, MEDIUM, "The etcd user, when etcd's auth is on.")
             .define(ETCD_PASSWORD, PASSWORD, null, MEDIUM, "The etcd user's password.")
             .define(
@@ -765,6 +778,7 @@ public final class BrokerConfig {
         (String) values.get(ETCD_TLS_CA_FILE),
         (String) values.get(ETCD_TLS_CERT_FILE),
         (String) values.get(ETCD_TLS_KEY_FILE),
+        !((String) values.get(ETCD_TLS_ENDPOINT_IDENTIFICATION_ALGORITHM)).isEmpty(),
         (String) values.get(ETCD_USER),
         password == null ? null : password.value());
   }

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 
 /**
  * A Cluster's certificates, kept in Secrets it owns: two certificate authorities, the cluster CA
@@ -32,8 +33,9 @@ import java.util.TreeMap;
  * certificates to trust ({@code ca.crt}), which pods mount. Broker {@code i}'s certificate is in
  * {@code <name>-broker-certs} as {@code <pod>.crt} (with its CA), {@code <pod>.key}, and {@code
  * <pod>.pem} (key and chain, a Kafka PEM keystore); it names every DNS name of its pod, the
- * headless and the bootstrap Service. The operator's own certificate, for its Admin calls, is in
- * {@code <name>-operator-certs}.
+ * headless and the bootstrap Service. A managed etcd member's, naming its pod and the client
+ * Service, is in {@code <name>-etcd-certs} the same way. The operator's own certificate, for its
+ * Admin calls, is in {@code <name>-operator-certs}.
  *
  * <p>Renewal restarts nothing: pods mount the Secrets by name, and brokers reload changed files. A
  * certificate is issued again when it is missing, names other DNS names, or comes within {@code
@@ -41,7 +43,9 @@ import java.util.TreeMap;
  * Secret is annotated {@value CaSecret#FORCE_RENEW_ANNOTATION}, in three steps of at least {@code
  * propagation} each (how long the kubelet takes to update a mounted Secret): trust both (the new CA
  * is added to what pods trust, certificates stay as they are), switch (every certificate is issued
- * again by the new CA), drop the old (only the new CA is trusted). A CA the user brings ({@code
+ * again by the new CA), drop the old (only the new CA is trusted). A managed etcd reads the CAs it
+ * trusts only at its start, so the cluster CA's switch also waits until every etcd member runs
+ * trusting both (the members roll, one at a time; brokers do not). A CA the user brings ({@code
  * generateCertificateAuthority: false}) is never renewed by the operator.
  */
 final class ClusterCertificates {
@@ -52,23 +56,39 @@ final class ClusterCertificates {
           CaSecret.RENEWAL_ANNOTATION,
           CaSecret.RENEWAL_SINCE_ANNOTATION);
 
-  /** A CA's renewal under way, for its condition. */
-  record Renewal(String kind, Step step, Instant since) {}
+  /**
+   * A CA's renewal under way, for its condition; {@code waitingForEtcd} when its next step waits
+   * for etcd members to restart trusting both CAs.
+   */
+  record Renewal(String kind, Step step, Instant since, boolean waitingForEtcd) {
+    Renewal(String kind, Step step, Instant since) {
+      this(kind, step, since, false);
+    }
+  }
 
-  /** The outcome of a reconcile: each renewal under way, or why the certificates are missing. */
-  record Outcome(List<Renewal> renewals, Optional<String> problem) {}
+  /**
+   * The outcome of a reconcile: each renewal under way and the cluster CA certificates to trust now
+   * (PEM), or why the certificates are missing.
+   */
+  record Outcome(List<Renewal> renewals, String clusterTrust, Optional<String> problem) {}
 
   private final KubernetesClient client;
   private final Cluster cluster;
   private final Instant now;
   private final Duration propagation;
+  private final Predicate<String> etcdTrusts;
 
   private ClusterCertificates(
-      KubernetesClient client, Cluster cluster, Instant now, Duration propagation) {
+      KubernetesClient client,
+      Cluster cluster,
+      Instant now,
+      Duration propagation,
+      Predicate<String> etcdTrusts) {
     this.client = client;
     this.cluster = cluster;
     this.now = now;
     this.propagation = propagation;
+    this.etcdTrusts = etcdTrusts;
   }
 
   static String caSecret(Cluster c, String kind) {
@@ -81,6 +101,15 @@ final class ClusterCertificates {
 
   static String brokerCertsSecret(Cluster c) {
     return c.getMetadata().getName() + "-broker-certs";
+  }
+
+  static String etcdCertsSecret(Cluster c) {
+    return c.getMetadata().getName() + "-etcd-certs";
+  }
+
+  /** The CN of every managed etcd member's certificate, the only CN etcd takes as a peer. */
+  static String etcdCommonName(Cluster c) {
+    return ClusterModel.etcdSet(c);
   }
 
   /**
@@ -100,10 +129,19 @@ final class ClusterCertificates {
     return ClusterModel.brokerSet(c);
   }
 
-  /** Brings the Cluster's CAs and certificates to what its spec and the clock ask for. */
+  /**
+   * Brings the Cluster's CAs and certificates to what its spec and the clock ask for.
+   *
+   * @param etcdTrusts whether every member of the managed etcd runs trusting the given CA
+   *     certificates (PEM); true without a managed etcd
+   */
   static Outcome reconcile(
-      KubernetesClient client, Cluster cluster, Instant now, Duration propagation) {
-    return new ClusterCertificates(client, cluster, now, propagation).reconcile();
+      KubernetesClient client,
+      Cluster cluster,
+      Instant now,
+      Duration propagation,
+      Predicate<String> etcdTrusts) {
+    return new ClusterCertificates(client, cluster, now, propagation, etcdTrusts).reconcile();
   }
 
   private Outcome reconcile() {
@@ -113,17 +151,30 @@ final class ClusterCertificates {
       clusterCa = authority("cluster", settings(cluster.getSpec().clusterCa), renewals);
       authority("clients", settings(cluster.getSpec().clientsCa), renewals);
     } catch (MissingAuthority e) {
-      return new Outcome(renewals, Optional.of(e.getMessage()));
+      return new Outcome(renewals, null, Optional.of(e.getMessage()));
     }
     ClusterSpec.CertificateAuthoritySpec clusterSpec = settings(cluster.getSpec().clusterCa);
     brokerCertificates(clusterCa, clusterSpec);
+    if (ClusterModel.managedEtcd(cluster)) {
+      Map<String, List<String>> members = new TreeMap<>();
+      for (int id = 0; id < cluster.getSpec().etcd.replicas; id++) {
+        members.put(ClusterModel.etcdPod(cluster, id), ClusterModel.etcdDnsNames(cluster, id));
+      }
+      certificates(
+          etcdCertsSecret(cluster), etcdCommonName(cluster), members, clusterCa, clusterSpec);
+    }
     certificates(
         operatorCertsSecret(cluster),
         operatorCommonName(cluster),
         Map.of(BrokerAccess.OPERATOR_ENTRY, List.of()),
         clusterCa,
         clusterSpec);
-    return new Outcome(renewals, Optional.empty());
+    return new Outcome(renewals, trusted("cluster"), Optional.empty());
+  }
+
+  /** The certificates that pods trust for the CA of {@code kind} now (PEM). */
+  private String trusted(String kind) {
+    return SecretData.text(get(caCertSecret(cluster, kind)), CaSecret.CA_CERT);
   }
 
   private static ClusterSpec.CertificateAuthoritySpec settings(
@@ -218,6 +269,12 @@ final class ClusterCertificates {
             Pem.certificates(SecretData.text(secret, CaSecret.OLD_CA_CERT)).get(0),
             Pem.privateKey(SecretData.text(secret, CaSecret.OLD_CA_KEY)));
     boolean stepDone = !now.isBefore(since.plus(propagation));
+    if (step == Step.TRUSTING_BOTH && stepDone && kind.equals("cluster")) {
+      if (!etcdTrusts.test(trusted(kind))) {
+        renewals.add(new Renewal(kind, step, since, true));
+        return new Authorities(old, current, step);
+      }
+    }
     if (step == Step.TRUSTING_BOTH && stepDone) {
       Map<String, String> data = new TreeMap<>(SecretData.texts(secret));
       write(caSecret(cluster, kind), data, stepAnnotations(Step.SWITCHED));

@@ -73,6 +73,18 @@ public final class ClusterModel {
   public static final int HTTP_PORT = 8080;
   static final int ETCD_CLIENT_PORT = 2379;
   static final int ETCD_PEER_PORT = 2380;
+
+  /** A managed etcd member's plain-HTTP {@code /health} and {@code /metrics}, for the kubelet. */
+  static final int ETCD_METRICS_PORT = 2381;
+
+  /**
+   * On a managed etcd member's pod template: a hash of the CA certificates it trusts. etcd reads
+   * its certificate again at every handshake but its trusted CAs only at start (etcd issue #11555),
+   * so a change of them rolls the members, one at a time.
+   */
+  public static final String ETCD_TRUST_ANNOTATION = "tidelog.io/etcd-trusted-cas";
+
+  static final String ETCD_CERTS_DIR = "/etc/tidelog-tls/etcd";
   static final String DATA_DIR = "/var/lib/tidelog";
   static final String CONFIG_DIR = "/etc/tidelog";
   static final String PODINFO_DIR = "/etc/podinfo";
@@ -96,6 +108,9 @@ public final class ClusterModel {
           "log.dirs",
           "broker.rack",
           "tidelog.etcd.endpoints",
+          "tidelog.etcd.tls.ca.file",
+          "tidelog.etcd.tls.cert.file",
+          "tidelog.etcd.tls.key.file",
           "tidelog.http.port");
 
   /** The configs of the replication listener, all the operator's. */
@@ -121,6 +136,32 @@ public final class ClusterModel {
 
   static String etcdClientService(Cluster c) {
     return c.getMetadata().getName() + "-etcd-client";
+  }
+
+  static String etcdPod(Cluster c, int id) {
+    return etcdSet(c) + "-" + id;
+  }
+
+  /** Whether the operator runs the Cluster's etcd (no {@code etcd.endpoints}). */
+  static boolean managedEtcd(Cluster c) {
+    return c.getSpec().etcd.endpoints == null;
+  }
+
+  /**
+   * The DNS names managed etcd member {@code id} answers to, which its certificate names: its pod
+   * under the peer Service and the client Service, as the cluster's DNS spells them.
+   */
+  static List<String> etcdDnsNames(Cluster c, int id) {
+    String ns = c.getMetadata().getNamespace();
+    String pod = etcdPod(c, id) + "." + etcdSet(c) + "." + ns;
+    String client = etcdClientService(c);
+    return List.of(
+        pod + ".svc",
+        pod + ".svc.cluster.local",
+        client,
+        client + "." + ns,
+        client + "." + ns + ".svc",
+        client + "." + ns + ".svc.cluster.local");
   }
 
   static String brokerPod(Cluster c, int id) {
@@ -177,14 +218,15 @@ public final class ClusterModel {
    *
    * @param operatorNamespace where the operator runs, whose pods the brokers' NetworkPolicy lets
    *     in; null when not known (any namespace)
+   * @param etcdTrust the CA certificates (PEM) that a managed etcd trusts now
    */
-  public static List<HasMetadata> desired(Cluster c, String operatorNamespace) {
+  public static List<HasMetadata> desired(Cluster c, String operatorNamespace, String etcdTrust) {
     List<HasMetadata> objects = new ArrayList<>();
-    if (c.getSpec().etcd.endpoints == null) {
+    if (managedEtcd(c)) {
       objects.add(withHash(NetworkPolicies.etcd(c)));
       objects.add(etcdPeerService(c));
       objects.add(etcdClientServiceObject(c));
-      objects.add(etcdStatefulSet(c));
+      objects.add(etcdStatefulSet(c, etcdTrust));
     }
     objects.add(withHash(NetworkPolicies.brokers(c, operatorNamespace)));
     objects.add(configMap(c));
@@ -199,7 +241,7 @@ public final class ClusterModel {
     List<String> external = c.getSpec().etcd.endpoints;
     return external != null
         ? String.join(",", external)
-        : "http://%s.%s.svc:%d"
+        : "https://%s.%s.svc:%d"
             .formatted(etcdClientService(c), c.getMetadata().getNamespace(), ETCD_CLIENT_PORT);
   }
 
@@ -218,6 +260,10 @@ public final class ClusterModel {
     config.putAll(BrokerListeners.configs(c));
     config.put("log.dirs", DATA_DIR + "/data");
     config.put("tidelog.etcd.endpoints", etcdEndpoints(c));
+    if (managedEtcd(c)) {
+      // its certificate and key come per pod, in the environment
+      config.put("tidelog.etcd.tls.ca.file", BrokerListeners.CLUSTER_CA_DIR + "/ca.crt");
+    }
     config.put("tidelog.http.port", String.valueOf(HTTP_PORT));
     return config.entrySet().stream()
         .map(e -> e.getKey() + "=" + escaped(e.getValue()))
@@ -358,6 +404,19 @@ public final class ClusterModel {
             .withName("TIDELOG_SSL_KEYSTORE_LOCATION")
             .withValue(BrokerListeners.BROKER_CERTS_DIR + "/$(POD_NAME).pem")
             .build());
+    if (managedEtcd(c)) {
+      // etcd takes only clients with a certificate of the cluster CA: the broker's own
+      env.add(
+          new EnvVarBuilder()
+              .withName("TIDELOG_TIDELOG_ETCD_TLS_CERT_FILE")
+              .withValue(BrokerListeners.BROKER_CERTS_DIR + "/$(POD_NAME).crt")
+              .build());
+      env.add(
+          new EnvVarBuilder()
+              .withName("TIDELOG_TIDELOG_ETCD_TLS_KEY_FILE")
+              .withValue(BrokerListeners.BROKER_CERTS_DIR + "/$(POD_NAME).key")
+              .build());
+    }
     env.add(
         new EnvVarBuilder()
             .withName("JAVA_OPTS")
@@ -572,17 +631,26 @@ public final class ClusterModel {
     return service(c, etcdClientService(c), "etcd", false, Map.of("client", ETCD_CLIENT_PORT));
   }
 
-  static StatefulSet etcdStatefulSet(Cluster c) {
+  /**
+   * The managed etcd: clients and peers over TLS with certificates of the cluster CA, each member's
+   * own from Secret {@code <name>-etcd-certs}, and only clients and peers with such a certificate
+   * (peers only with an etcd member's); {@code /health} on plain HTTP for the kubelet alone. {@code
+   * etcdTrust} is what the members trust now: its hash on the template rolls them when it changes.
+   */
+  static StatefulSet etcdStatefulSet(Cluster c, String etcdTrust) {
     ClusterSpec.Etcd etcd = c.getSpec().etcd;
     String ns = c.getMetadata().getNamespace();
     String peers =
         IntStream.range(0, etcd.replicas)
             .mapToObj(
                 i ->
-                    "%s-%d=http://%s-%d.%s.%s.svc:%d"
+                    "%s-%d=https://%s-%d.%s.%s.svc:%d"
                         .formatted(etcdSet(c), i, etcdSet(c), i, etcdSet(c), ns, ETCD_PEER_PORT))
             .collect(Collectors.joining(","));
     String self = "$(POD_NAME).%s.%s.svc".formatted(etcdSet(c), ns);
+    String cert = ETCD_CERTS_DIR + "/$(POD_NAME).crt";
+    String key = ETCD_CERTS_DIR + "/$(POD_NAME).key";
+    String trusted = BrokerListeners.CLUSTER_CA_DIR + "/ca.crt";
     Container container =
         new ContainerBuilder()
             .withName("etcd")
@@ -591,11 +659,21 @@ public final class ClusterModel {
                 "etcd",
                 "--name=$(POD_NAME)",
                 "--data-dir=/var/lib/etcd/data",
-                "--listen-client-urls=http://0.0.0.0:" + ETCD_CLIENT_PORT,
-                "--advertise-client-urls=http://" + self + ":" + ETCD_CLIENT_PORT,
-                "--listen-peer-urls=http://0.0.0.0:" + ETCD_PEER_PORT,
-                "--initial-advertise-peer-urls=http://" + self + ":" + ETCD_PEER_PORT,
+                "--listen-client-urls=https://0.0.0.0:" + ETCD_CLIENT_PORT,
+                "--advertise-client-urls=https://" + self + ":" + ETCD_CLIENT_PORT,
+                "--listen-peer-urls=https://0.0.0.0:" + ETCD_PEER_PORT,
+                "--initial-advertise-peer-urls=https://" + self + ":" + ETCD_PEER_PORT,
+                "--listen-metrics-urls=http://0.0.0.0:" + ETCD_METRICS_PORT,
                 "--initial-cluster=" + peers,
+                "--cert-file=" + cert,
+                "--key-file=" + key,
+                "--trusted-ca-file=" + trusted,
+                "--client-cert-auth",
+                "--peer-cert-file=" + cert,
+                "--peer-key-file=" + key,
+                "--peer-trusted-ca-file=" + trusted,
+                "--peer-client-cert-auth",
+                "--peer-cert-allowed-cn=" + ClusterCertificates.etcdCommonName(c),
                 "--initial-cluster-state=new",
                 "--initial-cluster-token=" + c.getMetadata().getName(),
                 // A topic takes one operation per partition, plus one, in one transaction.
@@ -625,13 +703,23 @@ public final class ClusterModel {
             .withNewReadinessProbe()
             .withNewHttpGet()
             .withPath("/health")
-            .withNewPort(ETCD_CLIENT_PORT)
+            .withNewPort(ETCD_METRICS_PORT)
             .endHttpGet()
             .withPeriodSeconds(5)
             .endReadinessProbe()
             .addNewVolumeMount()
             .withName("data")
             .withMountPath("/var/lib/etcd")
+            .endVolumeMount()
+            .addNewVolumeMount()
+            .withName("etcd-certs")
+            .withMountPath(ETCD_CERTS_DIR)
+            .withReadOnly(true)
+            .endVolumeMount()
+            .addNewVolumeMount()
+            .withName("cluster-ca")
+            .withMountPath(BrokerListeners.CLUSTER_CA_DIR)
+            .withReadOnly(true)
             .endVolumeMount()
             .withResources(etcd.resources != null ? etcd.resources : defaultEtcdResources())
             .withSecurityContext(restrictedContainer())
@@ -650,11 +738,15 @@ public final class ClusterModel {
             .withNewTemplate()
             .withNewMetadata()
             .withLabels(labels(c, "etcd"))
+            .withAnnotations(Map.of(ETCD_TRUST_ANNOTATION, hash(etcdTrust)))
             .endMetadata()
             .withNewSpec()
             .withContainers(container)
             .withSecurityContext(restrictedPod())
             .withAutomountServiceAccountToken(false)
+            .addToVolumes(
+                secretVolume("etcd-certs", ClusterCertificates.etcdCertsSecret(c)),
+                secretVolume("cluster-ca", ClusterCertificates.caCertSecret(c, "cluster")))
             .endSpec()
             .endTemplate()
             .withVolumeClaimTemplates(claimTemplate("data", storage))

@@ -135,7 +135,12 @@ public class ClusterReconciler implements Reconciler<Cluster> {
       return update(cluster, status);
     }
     ClusterCertificates.Outcome certificates =
-        ClusterCertificates.reconcile(client, cluster, Instant.now(), secretPropagation);
+        ClusterCertificates.reconcile(
+            client,
+            cluster,
+            Instant.now(),
+            secretPropagation,
+            trusted -> etcdTrusts(client, cluster, trusted));
     if (certificates.problem().isPresent()) {
       String missing = certificates.problem().get();
       Conditions.set(
@@ -146,7 +151,8 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     }
     Conditions.remove(status.conditions, Conditions.ERROR);
     reportRenewals(status, certificates.renewals(), generation);
-    List<HasMetadata> desired = ClusterModel.desired(cluster, operatorNamespace);
+    List<HasMetadata> desired =
+        ClusterModel.desired(cluster, operatorNamespace, certificates.clusterTrust());
     desired.forEach(object -> apply(client, object));
     growClaims(client, cluster, claims);
     String revision = ClusterModel.brokerRevision(cluster);
@@ -205,15 +211,47 @@ public class ClusterReconciler implements Reconciler<Cluster> {
         continue;
       }
       ClusterCertificates.Renewal r = renewal.get();
+      String next =
+          r.waitingForEtcd()
+              ? "the next step once every etcd member restarted trusting both CAs"
+              : "the next step from " + r.since().plus(secretPropagation);
       Conditions.set(
           status.conditions,
           type,
           true,
           r.step().reason,
-          "spec.%sCa: renewing the CA: %s (since %s; the next step from %s)"
-              .formatted(kind, r.step().meaning, r.since(), r.since().plus(secretPropagation)),
+          "spec.%sCa: renewing the CA: %s (since %s; %s)"
+              .formatted(kind, r.step().meaning, r.since(), next),
           generation);
     }
+  }
+
+  /**
+   * Whether every member of the Cluster's managed etcd runs, Ready, from a template that trusts
+   * {@code trusted} (the StatefulSet rolls them when it changes); true without a managed etcd.
+   */
+  private static boolean etcdTrusts(KubernetesClient client, Cluster cluster, String trusted) {
+    if (!ClusterModel.managedEtcd(cluster)) {
+      return true;
+    }
+    String expected = ClusterModel.hash(trusted);
+    List<Pod> members =
+        client
+            .pods()
+            .inNamespace(cluster.getMetadata().getNamespace())
+            .withLabels(ClusterModel.labels(cluster, "etcd"))
+            .list()
+            .getItems();
+    return members.size() == cluster.getSpec().etcd.replicas
+        && members.stream()
+            .allMatch(
+                pod ->
+                    Roller.isReady(pod)
+                        && pod.getMetadata().getAnnotations() != null
+                        && expected.equals(
+                            pod.getMetadata()
+                                .getAnnotations()
+                                .get(ClusterModel.ETCD_TRUST_ANNOTATION)));
   }
 
   /** A spec that is refused: Error and not Ready, naming the field, and nothing changed. */

@@ -89,6 +89,61 @@ class ClusterCertificatesTest {
         .containsKeys("c-broker-2.crt", "c-broker-2.key", "c-broker-2.pem");
   }
 
+  /**
+   * A managed etcd's members get certificates of their names from the cluster CA, and a cluster CA
+   * renewal switches only once every member runs trusting both CAs (etcd reads them at start).
+   */
+  @Test
+  void etcdMembersGetCertificatesAndTheSwitchWaitsForEtcdToTrustBoth() throws Exception {
+    Cluster cluster = cluster("m", 1);
+    cluster.getSpec().etcd.endpoints = null;
+    cluster.getSpec().etcd.replicas = 3;
+    java.util.concurrent.atomic.AtomicReference<String> etcdTrust =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.function.Function<Instant, ClusterCertificates.Outcome> reconcile =
+        now ->
+            ClusterCertificates.reconcile(
+                client, cluster, now, PROPAGATION, trusted -> trusted.equals(etcdTrust.get()));
+    ClusterCertificates.Outcome first = reconcile.apply(START);
+    X509Certificate ca = clusterCa(cluster);
+    assertThat(first.clusterTrust()).isEqualTo(Pem.of(ca));
+    for (int id = 0; id < 3; id++) {
+      String pod = "m-etcd-" + id;
+      List<X509Certificate> chain = Pem.certificates(data(cluster, "m-etcd-certs", pod + ".crt"));
+      chain.get(0).verify(ca.getPublicKey());
+      assertThat(chain.get(0).getSubjectX500Principal().getName())
+          .isEqualTo("CN=m-etcd,O=tidelog.io");
+      assertThat(names(chain.get(0)))
+          .contains(pod + ".m-etcd.ns.svc", "m-etcd-client.ns.svc", "m-etcd-client");
+      assertThat(
+              signsFor(Pem.privateKey(data(cluster, "m-etcd-certs", pod + ".key")), chain.get(0)))
+          .isTrue();
+    }
+    etcdTrust.set(first.clusterTrust());
+
+    Secret caSecret = secret(cluster, "m-cluster-ca");
+    caSecret.getMetadata().setAnnotations(Map.of(CaSecret.FORCE_RENEW_ANNOTATION, "true"));
+    client.resource(caSecret).update();
+    ClusterCertificates.Outcome trustingBoth = reconcile.apply(START.plusSeconds(60));
+    assertThat(trustingBoth.clusterTrust()).isNotEqualTo(etcdTrust.get());
+    // past the propagation time, the switch waits while etcd trusts only the old CA,
+    Instant later = START.plusSeconds(60).plus(PROPAGATION).plusSeconds(1);
+    assertThat(reconcile.apply(later).renewals())
+        .containsExactly(
+            new ClusterCertificates.Renewal(
+                "cluster", CaSecret.Step.TRUSTING_BOTH, START.plusSeconds(60), true));
+    assertThat(Pem.certificates(data(cluster, "m-etcd-certs", "m-etcd-0.crt")).get(0))
+        .satisfies(c -> c.verify(ca.getPublicKey()));
+    // and comes once its members restarted trusting both.
+    etcdTrust.set(trustingBoth.clusterTrust());
+    assertThat(reconcile.apply(later.plusSeconds(1)).renewals())
+        .singleElement()
+        .satisfies(r -> assertThat(r.step()).isEqualTo(CaSecret.Step.SWITCHED));
+    Pem.certificates(data(cluster, "m-etcd-certs", "m-etcd-0.crt"))
+        .get(0)
+        .verify(clusterCa(cluster).getPublicKey());
+  }
+
   @Test
   void certificatesAndTheCaAreRenewedBeforeTheyExpireInThreeSteps() throws Exception {
     Cluster cluster = cluster("r", 1);
@@ -210,7 +265,7 @@ class ClusterCertificatesTest {
   }
 
   private ClusterCertificates.Outcome reconcile(Cluster cluster, Instant now) {
-    return ClusterCertificates.reconcile(client, cluster, now, PROPAGATION);
+    return ClusterCertificates.reconcile(client, cluster, now, PROPAGATION, trusted -> true);
   }
 
   private static Cluster cluster(String name, int replicas) {
