@@ -56,51 +56,45 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.acl.AccessControlEntry;
-import org.apache.kafka.common.acl.AclBinding;
-import org.apache.kafka.common.acl.AclOperation;
-import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
-import org.apache.kafka.common.resource.PatternType;
-import org.apache.kafka.common.resource.ResourcePattern;
-import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Brokers run from exactly what the operator made for a Cluster: the container's command and
- * environment, the server.properties of its ConfigMap, its Secrets as files (kept up to date as the
- * kubelet keeps a mounted Secret, every half second here), and the image's entry point {@code
+ * Brokers and etcd run from exactly what the operator made for a Cluster: the containers' commands
+ * and environment, the server.properties of its ConfigMap, its Secrets as files (kept up to date as
+ * the kubelet keeps a mounted Secret, every half second here), and the image's entry point {@code
  * broker/docker/broker}, with only their network addresses and data directories moved to loopback
  * and a temporary directory. Moving the addresses to 127.0.0.1, which their certificates do not
- * name, is why hostname verification between brokers is off here; the rest of the replication
- * listener's mutual TLS holds: only certificates of the cluster CA get in. ACLs are on: the brokers
- * and the operator are super users by their certificates.
+ * name, is why hostname verification (between brokers, and of etcd) is off here; the rest of the
+ * mutual TLS holds: only certificates of the cluster CA get in, to the replication listener and to
+ * etcd. ACLs are on: the brokers and the operator are super users by their certificates; clients
+ * are Users, their credentials and ACLs made by the operator.
  */
 class BrokerPodCommandIT {
   private static final String NS = "kafka";
-  private static final int BROKERS = 2;
+  private static final int BROKERS = 3;
   private static final Duration SECRET_PROPAGATION = Duration.ofSeconds(8);
   private static final int RECORDS_MAX = 20_000;
 
   @TempDir Path dir;
 
   @Test
-  void brokersFromThePodSpecReplicateOverMutualTlsAndLiveThroughACaRenewal() throws Exception {
-    int etcdPort = freePort();
-    int[] plain = {freePort(), freePort()};
-    int[] replication = {freePort(), freePort()};
-    int[] http = {freePort(), freePort()};
-    int[] mtls = {freePort(), freePort()};
-    String bootstrap = "127.0.0.1:" + plain[0] + ",127.0.0.1:" + plain[1];
+  void saslSslUsersProduceAndConsumeThroughACaRenewalOfBrokersAndEtcd() throws Exception {
+    int[] plain = ports();
+    int[] replication = ports();
+    int[] http = ports();
+    int[] mtls = ports();
+    int[] scram = ports();
+    String bootstrap = loopback(plain);
     List<Process> processes = new ArrayList<>();
-    ScheduledExecutorService kubelet = Executors.newSingleThreadScheduledExecutor();
+    ScheduledExecutorService kubelet = Executors.newScheduledThreadPool(2);
+    EtcdPod etcd = new EtcdPod(dir, freePort(), freePort(), freePort());
     try (MockKubernetes kubernetes = new MockKubernetes(settings(bootstrap, replication[0]))) {
-      processes.add(etcd(etcdPort));
       KubernetesClient client = kubernetes.client;
-      // Given a Cluster of two brokers spread over zones, whose etcd runs here,
+      // Given a Cluster of three brokers spread over zones, with a managed etcd,
       client
           .resource(
               Resources.cluster(
@@ -115,9 +109,10 @@ class BrokerPodCommandIT {
                   listeners:
                     - {name: plain, port: 9092}
                     - {name: mtls, port: 9093, tls: true, authentication: {type: tls}}
-                  etcd: {endpoints: ['http://127.0.0.1:%d']}
+                    - {name: scram, port: 9094, tls: true, authentication: {type: scram-sha-512}}
+                  etcd: {replicas: 1}
                   """
-                      .formatted(BROKERS, etcdPort)))
+                      .formatted(BROKERS)))
           .create();
       StatefulSet brokers =
           await()
@@ -135,6 +130,7 @@ class BrokerPodCommandIT {
       Map<String, Path> mounts =
           Map.of(
               "dev-broker-certs", tls.resolve("broker"),
+              "dev-etcd-certs", tls.resolve("etcd"),
               "dev-cluster-ca-cert", tls.resolve("cluster-ca"),
               "dev-clients-ca-cert", tls.resolve("clients-ca"));
       await()
@@ -147,30 +143,46 @@ class BrokerPodCommandIT {
           TimeUnit.MILLISECONDS);
       await()
           .atMost(Duration.ofSeconds(30))
-          .until(() -> Files.exists(tls.resolve("broker/dev-broker-1.pem")));
+          .until(
+              () ->
+                  Files.exists(tls.resolve("broker/dev-broker-2.pem"))
+                      && Files.exists(tls.resolve("etcd/dev-etcd-0.crt")));
+      // whose etcd member runs its pod's command, restarted whenever its template changes,
+      kubelet.scheduleWithFixedDelay(() -> etcd.follow(client, tls), 0, 500, TimeUnit.MILLISECONDS);
+      await().atMost(Duration.ofSeconds(60)).until(() -> etcd.starts() >= 1);
 
-      // when each pod's command runs, pod 1 before the operator wrote its rack,
+      // when each broker pod's command runs, pod 1 before the operator wrote its rack,
       Container container = brokers.getSpec().getTemplate().getSpec().getContainers().get(0);
       for (int id = 0; id < BROKERS; id++) {
         Path podinfo = Files.createDirectories(dir.resolve("podinfo-" + id));
-        if (id == 0) {
-          writeRack(podinfo, "east");
+        if (id != 1) {
+          writeRack(podinfo, id == 0 ? "east" : "west");
         }
         processes.add(
             broker(
-                container, id, etc, tls, podinfo, plain[id], replication[id], http[id], mtls[id]));
+                container,
+                id,
+                etc,
+                tls,
+                podinfo,
+                new int[] {plain[id], replication[id], http[id], mtls[id], scram[id]},
+                etcd.clientPort));
       }
       try (Admin admin =
           Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
         // then pod 1 waits for its rack (the downward API's file of the pod's annotations),
-        await().atMost(Duration.ofSeconds(60)).until(() -> nodes(admin).containsKey(0));
-        assertThat(processes.get(2).isAlive()).isTrue();
+        await().atMost(Duration.ofSeconds(60)).until(() -> nodes(admin).keySet().contains(2));
+        assertThat(processes.get(1).isAlive()).isTrue();
         assertThat(nodes(admin)).doesNotContainKey(1);
         writeRack(dir.resolve("podinfo-1"), "west");
-        // and both brokers serve, in their racks, and answer their readiness probes;
+        // and the brokers serve, in their racks, on an etcd that takes only the cluster CA's
+        // certificates;
         await().atMost(Duration.ofSeconds(60)).until(() -> nodes(admin).containsKey(1));
         assertThat(nodes(admin).get(0).rack()).isEqualTo("east");
         assertThat(nodes(admin).get(1).rack()).isEqualTo("west");
+        assertThat(etcd.command())
+            .contains("--client-cert-auth", "--peer-client-cert-auth")
+            .anyMatch(arg -> arg.startsWith("--listen-client-urls=https://"));
 
         // ACLs are on: an anonymous client of the plain listener may not create a topic, while
         // the operator's certificate, on the replication listener, is a super user's;
@@ -188,39 +200,67 @@ class BrokerPodCommandIT {
           operator
               .createTopics(
                   List.of(
-                      new NewTopic("replicated", 1, (short) 2)
+                      new NewTopic("replicated", 1, (short) 3)
                           .configs(Map.of("min.insync.replicas", "2"))))
               .all()
               .get(30, TimeUnit.SECONDS);
-          ResourcePattern topic =
-              new ResourcePattern(ResourceType.TOPIC, "replicated", PatternType.LITERAL);
-          operator
-              .createAcls(
-                  List.of(AclOperation.WRITE, AclOperation.READ).stream()
-                      .map(
-                          op ->
-                              new AclBinding(
-                                  topic,
-                                  new AccessControlEntry(
-                                      "User:ANONYMOUS", "*", op, AclPermissionType.ALLOW)))
-                      .toList())
-              .all()
-              .get(30, TimeUnit.SECONDS);
         }
-        // a topic of two replicas is in sync over the mutual-TLS replication listener (the
-        // brokers' principal, a super user, may fetch as a follower),
-        await().atMost(Duration.ofSeconds(60)).until(() -> isr(admin) == 2);
+        // a topic of three replicas is in sync over the mutual-TLS replication listener,
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> isr(resource, client, replication[0]) == 3);
 
-        // and a producer with acks=all goes on without an error while the cluster CA is
-        // renewed, in its three steps, with nothing restarted.
+        // a SCRAM User with ACLs on it, and one with none, get their Secrets;
+        createUser(
+            client,
+            "writer",
+            """
+            authentication: {type: scram-sha-512}
+            authorization:
+              type: simple
+              acls:
+                - resource: {type: topic, name: replicated}
+                  operations: [Write, Read, Describe]
+            """);
+        createUser(client, "stranger", "authentication: {type: scram-sha-512}");
+        Cluster ready = awaitListeners(client);
+        String caSecret =
+            ready.getStatus().listeners.stream()
+                .filter(l -> l.name.equals("scram"))
+                .findFirst()
+                .orElseThrow()
+                .caCertificateSecret;
+        Map<String, Object> writer = scramClient(client, "writer", caSecret, loopback(scram));
+        Map<String, Object> stranger = scramClient(client, "stranger", caSecret, loopback(scram));
+
+        // the one without an ACL is refused the topic,
+        try (KafkaProducer<String, String> refused =
+            new KafkaProducer<>(
+                with(stranger, ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000),
+                new StringSerializer(),
+                new StringSerializer())) {
+          ExecutionException noAcl =
+              assertThrows(
+                  ExecutionException.class,
+                  () ->
+                      refused
+                          .send(new ProducerRecord<>("replicated", "refused"))
+                          .get(60, TimeUnit.SECONDS));
+          assertThat(noAcl.getCause()).isInstanceOf(TopicAuthorizationException.class);
+        }
+
+        // and a producer of the other, configured only from its Secret over SASL_SSL with
+        // acks=all, goes on without an error while the cluster CA is renewed, in its three steps,
+        // with no broker restarted and etcd rolled twice (to trust both CAs, then the new alone).
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger acked = new AtomicInteger();
         List<Exception> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
-        Thread producing = new Thread(() -> produce(bootstrap, stop, acked, errors), "producing");
+        Thread producing = new Thread(() -> produce(writer, stop, acked, errors), "producing");
         producing.start();
-        await().atMost(Duration.ofSeconds(30)).until(() -> acked.get() >= 50);
+        await().atMost(Duration.ofSeconds(60)).until(() -> acked.get() >= 50);
         X509Certificate oldCa =
             Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
+        int etcdStartsBefore = etcd.starts();
         Resources.edit(
             client.secrets().inNamespace(NS).withName("dev-cluster-ca"),
             s -> {
@@ -228,34 +268,52 @@ class BrokerPodCommandIT {
               return s;
             });
         await().atMost(Duration.ofSeconds(30)).until(() -> renewalStep(client) != null);
-        await().atMost(Duration.ofSeconds(180)).until(() -> renewalStep(client) == null);
+        await().atMost(Duration.ofSeconds(240)).until(() -> renewalStep(client) == null);
+        await().atMost(Duration.ofSeconds(60)).until(() -> etcd.starts() >= etcdStartsBefore + 2);
         int afterRenewal = acked.get();
-        await().atMost(Duration.ofSeconds(30)).until(() -> acked.get() >= afterRenewal + 50);
+        await().atMost(Duration.ofSeconds(60)).until(() -> acked.get() >= afterRenewal + 50);
         stop.set(true);
-        producing.join(TimeUnit.SECONDS.toMillis(60));
+        producing.join(TimeUnit.SECONDS.toMillis(120));
+        System.out.printf(
+            "BrokerPodCommandIT: %d records acknowledged over SASL_SSL, none failed, through a"
+                + " cluster CA renewal; etcd started %d times, no broker restarted%n",
+            acked.get(), etcd.starts());
         assertThat(errors).isEmpty();
-        assertThat(isr(admin)).isEqualTo(2);
-        assertThat(consumed(bootstrap)).isEqualTo(acked.get());
+        assertThat(isr(resource, client, replication[0])).isEqualTo(3);
+        // (a client started now trusts what the listener's CA Secret holds now)
+        assertThat(consumed(scramClient(client, "writer", caSecret, loopback(scram))))
+            .isEqualTo(acked.get());
         assertThat(processes).allMatch(Process::isAlive);
         for (int id = 0; id < BROKERS; id++) {
           // each broker took the renewal's files without a restart: trusted both, then its new
-          // certificate, then the new CA alone
+          // certificate, then the new CA alone; on the replication listener and towards etcd
           assertThat(Files.readString(dir.resolve("dev-broker-" + id + ".log")))
               .contains("Listener REPLICATION: new connections get the changed keystore")
+              .contains("etcd connections now handshake with the changed TLS files")
               .doesNotContain("does not load");
+        }
+
+        // etcd, trusting the new CA alone, takes the brokers' new certificates: a topic is made;
+        X509Certificate newCa =
+            Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
+        assertThat(newCa).isNotEqualTo(oldCa);
+        assertThat(Pem.certificates(Files.readString(tls.resolve("cluster-ca/ca.crt"))))
+            .containsExactly(newCa);
+        try (Admin operator = operatorAdmin(resource, client, replication[0])) {
+          operator
+              .createTopics(List.of(new NewTopic("after-renewal", 1, (short) 3)))
+              .all()
+              .get(60, TimeUnit.SECONDS);
         }
 
         // The replication listener now presents the new CA's certificates and takes the
         // operator's new certificate, and only certificates of the cluster CA.
-        X509Certificate newCa =
-            Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
-        assertThat(newCa).isNotEqualTo(oldCa);
         assertThat(text(secret(client, "dev-operator-certs"), "operator.crt"))
             .isEqualTo(
                 Pem.of(
                     Pem.certificates(text(secret(client, "dev-operator-certs"), "operator.pem"))));
         try (Admin operator = operatorAdmin(resource, client, replication[0])) {
-          assertThat(operator.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(2);
+          assertThat(operator.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(BROKERS);
           assertThat(
                   BrokerAccess.mutualTls(resource, client, "unused")
                       .orElseThrow()
@@ -263,55 +321,29 @@ class BrokerPodCommandIT {
                       .get("ssl.truststore.certificates"))
               .isEqualTo(Pem.of(newCa));
         }
-        CertificateAuthority stranger =
+        CertificateAuthority foreignCa =
             CertificateAuthority.create("stranger", Instant.now(), Duration.ofDays(1));
         CertificateAuthority.Issued foreign =
-            stranger.issue("dev-operator", List.of(), Instant.now(), Duration.ofDays(1));
+            foreignCa.issue("dev-operator", List.of(), Instant.now(), Duration.ofDays(1));
         String foreignPem =
-            Pem.of(foreign.key()) + Pem.of(foreign.certificate(), stranger.certificate());
+            Pem.of(foreign.key()) + Pem.of(foreign.certificate(), foreignCa.certificate());
         try (Admin refused = replicationAdmin(replication[0], foreignPem, Pem.of(newCa))) {
           assertThrows(
               ExecutionException.class,
               () -> refused.describeCluster().nodes().get(30, TimeUnit.SECONDS));
         }
-        assertThat(
-                Conditions.find(
-                    client
-                        .resources(Cluster.class)
-                        .inNamespace(NS)
-                        .withName("dev")
-                        .get()
-                        .getStatus()
-                        .conditions,
-                    "ClusterCaRenewal"))
-            .isEmpty();
         // A tls User's Secret is all a producer on the mtls listener needs (as User:app).
-        client
-            .resource(
-                Serialization.unmarshal(
-                    """
-                    apiVersion: tidelog.io/v1alpha1
-                    kind: User
-                    metadata: {name: app, namespace: kafka, annotations: {}}
-                    spec:
-                      clusterRef: {name: dev}
-                      authentication: {type: tls}
-                      authorization:
-                        type: simple
-                        acls:
-                          - resource: {type: topic, name: replicated}
-                            operations: [Write, Describe]
-                    """,
-                    User.class))
-            .create();
-        await()
-            .atMost(Duration.ofSeconds(60))
-            .until(
-                () -> {
-                  User app = client.resources(User.class).inNamespace(NS).withName("app").get();
-                  return app.getStatus() != null
-                      && Conditions.isTrue(app.getStatus().conditions, Conditions.READY);
-                });
+        createUser(
+            client,
+            "app",
+            """
+            authentication: {type: tls}
+            authorization:
+              type: simple
+              acls:
+                - resource: {type: topic, name: replicated}
+                  operations: [Write, Describe]
+            """);
         Secret app = secret(client, "app");
         Path p12 = dir.resolve("app.p12");
         Files.write(p12, Base64.getDecoder().decode(app.getData().get("user.p12")));
@@ -351,11 +383,195 @@ class BrokerPodCommandIT {
       }
     } finally {
       kubelet.shutdownNow();
+      kubelet.awaitTermination(30, TimeUnit.SECONDS);
       for (Process process : processes) {
         process.destroy();
         process.waitFor(60, TimeUnit.SECONDS);
       }
+      etcd.stop();
     }
+  }
+
+  /**
+   * Plays the StatefulSet controller and the kubelet for the one managed etcd member: runs its
+   * container's command (addresses moved to loopback), and when the template changes (the CAs it
+   * trusts), stops it and runs the new template's, then shows a Ready pod of that template.
+   */
+  private static final class EtcdPod {
+    private final Path dir;
+    final int clientPort;
+    private final int peerPort;
+    private final int metricsPort;
+    private final AtomicInteger starts = new AtomicInteger();
+    private volatile Process process;
+    private volatile List<String> command = List.of();
+    private String runningTrust;
+
+    EtcdPod(Path dir, int clientPort, int peerPort, int metricsPort) {
+      this.dir = dir;
+      this.clientPort = clientPort;
+      this.peerPort = peerPort;
+      this.metricsPort = metricsPort;
+    }
+
+    int starts() {
+      return starts.get();
+    }
+
+    List<String> command() {
+      return command;
+    }
+
+    /** One step of the controller: nothing, or a restart on the current template. */
+    void follow(KubernetesClient client, Path tls) {
+      try {
+        StatefulSet set = client.apps().statefulSets().inNamespace(NS).withName("dev-etcd").get();
+        if (set == null) {
+          return;
+        }
+        var template = set.getSpec().getTemplate();
+        String trust = template.getMetadata().getAnnotations().get("tidelog.io/etcd-trusted-cas");
+        if (trust.equals(runningTrust)) {
+          return;
+        }
+        client.pods().inNamespace(NS).withName("dev-etcd-0").delete();
+        stop();
+        String self = "dev-etcd-0.dev-etcd." + NS + ".svc";
+        command =
+            template.getSpec().getContainers().get(0).getCommand().stream()
+                .map(
+                    arg ->
+                        arg.replace("$(POD_NAME).dev-etcd", "dev-etcd-0.dev-etcd")
+                            .replace("$(POD_NAME)", "dev-etcd-0")
+                            .replace(self + ":2379", "127.0.0.1:" + clientPort)
+                            .replace(self + ":2380", "127.0.0.1:" + peerPort)
+                            .replace("0.0.0.0:2379", "127.0.0.1:" + clientPort)
+                            .replace("0.0.0.0:2380", "127.0.0.1:" + peerPort)
+                            .replace("0.0.0.0:2381", "127.0.0.1:" + metricsPort)
+                            .replace("/var/lib/etcd", dir.resolve("etcd").toString())
+                            .replace("/etc/tidelog-tls", tls.toString()))
+                .toList();
+        process =
+            new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile()))
+                .start();
+        URI health =
+            URI.create(
+                "http://127.0.0.1:"
+                    + metricsPort
+                    + template
+                        .getSpec()
+                        .getContainers()
+                        .get(0)
+                        .getReadinessProbe()
+                        .getHttpGet()
+                        .getPath());
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .ignoreExceptions()
+            .until(
+                () ->
+                    HttpClient.newHttpClient()
+                        .send(
+                            HttpRequest.newBuilder(health).build(),
+                            HttpResponse.BodyHandlers.ofString())
+                        .body()
+                        .contains("true"));
+        runningTrust = trust;
+        starts.incrementAndGet();
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> client.pods().inNamespace(NS).withName("dev-etcd-0").get() == null);
+        client
+            .pods()
+            .inNamespace(NS)
+            .resource(BrokerPods.readyPod(template, "dev-etcd-0", NS))
+            .create();
+      } catch (Exception e) {
+        throw new IllegalStateException("playing the etcd pod failed", e);
+      }
+    }
+
+    void stop() throws InterruptedException {
+      Process running = process;
+      if (running != null) {
+        running.destroy();
+        if (!running.waitFor(30, TimeUnit.SECONDS)) {
+          running.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+      }
+    }
+  }
+
+  private static void createUser(KubernetesClient client, String name, String spec) {
+    client
+        .resource(
+            Serialization.unmarshal(
+                """
+                apiVersion: tidelog.io/v1alpha1
+                kind: User
+                metadata: {name: %s, namespace: %s, annotations: {}}
+                spec:
+                  clusterRef: {name: dev}
+                %s
+                """
+                    .formatted(name, NS, spec.indent(2)),
+                User.class))
+        .create();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () -> {
+              User user = client.resources(User.class).inNamespace(NS).withName(name).get();
+              return user.getStatus() != null
+                  && Conditions.isTrue(user.getStatus().conditions, Conditions.READY);
+            });
+  }
+
+  private static Cluster awaitListeners(KubernetesClient client) {
+    return await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> client.resources(Cluster.class).inNamespace(NS).withName("dev").get(),
+            c -> c.getStatus() != null && c.getStatus().listeners != null);
+  }
+
+  /**
+   * A client of {@code user} over SASL_SSL: its Secret's {@code sasl.jaas.config}, and the CA
+   * certificates of the listener's Secret as its truststore.
+   */
+  private static Map<String, Object> scramClient(
+      KubernetesClient client, String user, String caSecret, String bootstrap) {
+    Map<String, Object> config = new HashMap<>();
+    config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    config.put("security.protocol", "SASL_SSL");
+    config.put("sasl.mechanism", "SCRAM-SHA-512");
+    config.put("sasl.jaas.config", text(secret(client, user), "sasl.jaas.config"));
+    config.put("ssl.truststore.type", "PEM");
+    config.put("ssl.truststore.certificates", text(secret(client, caSecret), "ca.crt"));
+    config.put("ssl.endpoint.identification.algorithm", "");
+    return config;
+  }
+
+  private static Map<String, Object> with(Map<String, Object> config, String key, Object value) {
+    Map<String, Object> copy = new HashMap<>(config);
+    copy.put(key, value);
+    return copy;
+  }
+
+  private static int[] ports() {
+    int[] ports = new int[BROKERS];
+    for (int i = 0; i < BROKERS; i++) {
+      ports[i] = freePort();
+    }
+    return ports;
+  }
+
+  private static String loopback(int[] ports) {
+    return java.util.Arrays.stream(ports)
+        .mapToObj(port -> "127.0.0.1:" + port)
+        .collect(java.util.stream.Collectors.joining(","));
   }
 
   /**
@@ -393,16 +609,9 @@ class BrokerPodCommandIT {
     return text.replace("/etc/tidelog-tls", tls.toString()).replace("/etc/tidelog", etc.toString());
   }
 
+  /** Runs pod {@code id}'s command; {@code ports}: plain, replication, http, mtls, scram. */
   private Process broker(
-      Container container,
-      int id,
-      Path etc,
-      Path tls,
-      Path podinfo,
-      int plain,
-      int replication,
-      int http,
-      int mtls)
+      Container container, int id, Path etc, Path tls, Path podinfo, int[] ports, int etcdPort)
       throws IOException {
     String pod = "dev-broker-" + id;
     List<String> command =
@@ -428,6 +637,8 @@ class BrokerPodCommandIT {
     assertThat(env.get("JAVA_OPTS")).isEqualTo("-Xms256m -Xmx256m");
     assertThat(env.get("TIDELOG_SSL_KEYSTORE_LOCATION"))
         .isEqualTo(tls.resolve("broker/" + pod + ".pem").toString());
+    assertThat(env.get("TIDELOG_TIDELOG_ETCD_TLS_CERT_FILE"))
+        .isEqualTo(tls.resolve("broker/" + pod + ".crt").toString());
     env.put("POD_NAME", pod); // the downward API
     env.put(
         "CLASSPATH",
@@ -436,16 +647,14 @@ class BrokerPodCommandIT {
             + Files.readString(DevCluster.REPO.resolve("broker/target/runtime-classpath.txt"))
                 .strip());
     String listeners =
-        "REPLICATION://127.0.0.1:"
-            + replication
-            + ",PLAIN://127.0.0.1:"
-            + plain
-            + ",MTLS://127.0.0.1:"
-            + mtls;
+        "REPLICATION://127.0.0.1:%d,PLAIN://127.0.0.1:%d,MTLS://127.0.0.1:%d,SCRAM://127.0.0.1:%d"
+            .formatted(ports[1], ports[0], ports[3], ports[4]);
     env.put("TIDELOG_LISTENERS", listeners);
     env.put("TIDELOG_ADVERTISED_LISTENERS", listeners);
     env.put("TIDELOG_LISTENER_NAME_REPLICATION_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM", "");
-    env.put("TIDELOG_TIDELOG_HTTP_PORT", String.valueOf(http));
+    env.put("TIDELOG_TIDELOG_ETCD_ENDPOINTS", "https://127.0.0.1:" + etcdPort);
+    env.put("TIDELOG_TIDELOG_ETCD_TLS_ENDPOINT_IDENTIFICATION_ALGORITHM", "");
+    env.put("TIDELOG_TIDELOG_HTTP_PORT", String.valueOf(ports[2]));
     env.put("TIDELOG_LOG_DIRS", dir.resolve("data-" + id).toString());
     return builder.start();
   }
@@ -458,43 +667,6 @@ class BrokerPodCommandIT {
             + "=\""
             + rack
             + "\"\n");
-  }
-
-  private Process etcd(int port) throws Exception {
-    int peer = freePort();
-    Process etcd =
-        new ProcessBuilder(
-                "etcd",
-                "--name",
-                "e",
-                "--data-dir",
-                dir.resolve("etcd").toString(),
-                "--listen-client-urls",
-                "http://127.0.0.1:" + port,
-                "--advertise-client-urls",
-                "http://127.0.0.1:" + port,
-                "--listen-peer-urls",
-                "http://127.0.0.1:" + peer,
-                "--initial-advertise-peer-urls",
-                "http://127.0.0.1:" + peer,
-                "--initial-cluster",
-                "e=http://127.0.0.1:" + peer)
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("etcd.log").toFile())
-            .start();
-    URI health = URI.create("http://127.0.0.1:" + port + "/health");
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .ignoreExceptions()
-        .until(
-            () ->
-                HttpClient.newHttpClient()
-                    .send(
-                        HttpRequest.newBuilder(health).build(),
-                        HttpResponse.BodyHandlers.ofString())
-                    .body()
-                    .contains("true"));
-    return etcd;
   }
 
   /** Writes the Secret's keys as files, each replaced whole, as the kubelet updates a mount. */
@@ -530,15 +702,10 @@ class BrokerPodCommandIT {
 
   /** Sends with acks=all until told to stop (at most {@value #RECORDS_MAX} records). */
   private static void produce(
-      String bootstrap, AtomicBoolean stop, AtomicInteger acked, List<Exception> errors) {
-    Map<String, Object> config =
-        Map.of(
-            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrap,
-            ProducerConfig.ACKS_CONFIG,
-            "all",
-            ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
-            120_000);
+      Map<String, Object> client, AtomicBoolean stop, AtomicInteger acked, List<Exception> errors) {
+    Map<String, Object> config = new HashMap<>(client);
+    config.put(ProducerConfig.ACKS_CONFIG, "all");
+    config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
       for (int i = 0; i < RECORDS_MAX && !stop.get(); i++) {
@@ -556,13 +723,9 @@ class BrokerPodCommandIT {
     }
   }
 
-  private static int consumed(String bootstrap) {
-    Map<String, Object> config =
-        Map.of(
-            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrap,
-            ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-            "earliest");
+  private static int consumed(Map<String, Object> client) {
+    Map<String, Object> config = new HashMap<>(client);
+    config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     try (KafkaConsumer<String, String> consumer =
         new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer())) {
       TopicPartition partition = new TopicPartition("replicated", 0);
@@ -607,6 +770,13 @@ class BrokerPodCommandIT {
     config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
     config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
     return Admin.create(config);
+  }
+
+  /** The ISR size of "replicated", as the operator's Admin (a super user) reads it. */
+  private static int isr(Cluster cluster, KubernetesClient client, int port) throws Exception {
+    try (Admin admin = operatorAdmin(cluster, client, port)) {
+      return isr(admin);
+    }
   }
 
   private static int isr(Admin admin) throws Exception {

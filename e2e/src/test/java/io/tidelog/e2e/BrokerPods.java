@@ -2,6 +2,7 @@ package io.tidelog.e2e;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.ArrayList;
@@ -79,7 +80,11 @@ final class BrokerPods implements AutoCloseable {
               restarts.add(id);
             }
           }
-          client.pods().inNamespace(namespace).resource(readyPod(set, id)).create();
+          client
+              .pods()
+              .inNamespace(namespace)
+              .resource(readyPod(set.getSpec().getTemplate(), statefulSet + "-" + id, namespace))
+              .create();
           made.add(id);
         }
       }
@@ -90,11 +95,11 @@ final class BrokerPods implements AutoCloseable {
     }
   }
 
-  private Pod readyPod(StatefulSet set, int id) {
-    var template = set.getSpec().getTemplate();
+  /** A Running, Ready pod {@code name} of {@code template}, as the kubelet would report it. */
+  static Pod readyPod(PodTemplateSpec template, String name, String namespace) {
     return new PodBuilder()
         .withNewMetadata()
-        .withName(statefulSet + "-" + id)
+        .withName(name)
         .withNamespace(namespace)
         .withLabels(template.getMetadata().getLabels())
         .withAnnotations(template.getMetadata().getAnnotations())

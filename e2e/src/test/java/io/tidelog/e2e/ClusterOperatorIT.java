@@ -445,24 +445,7 @@ class ClusterOperatorIT {
       var pods = client.pods().inNamespace(NS);
       pods.withName(name).delete();
       await().atMost(WITHIN).until(() -> pods.withName(name).get() == null);
-      pods.resource(
-              new PodBuilder()
-                  .withNewMetadata()
-                  .withName(name)
-                  .withNamespace(NS)
-                  .withLabels(template.getMetadata().getLabels())
-                  .withAnnotations(template.getMetadata().getAnnotations())
-                  .endMetadata()
-                  .withSpec(template.getSpec())
-                  .withNewStatus()
-                  .withPhase("Running")
-                  .addNewCondition()
-                  .withType("Ready")
-                  .withStatus("True")
-                  .endCondition()
-                  .endStatus()
-                  .build())
-          .create();
+      pods.resource(BrokerPods.readyPod(template, name, NS)).create();
     }
   }
 
