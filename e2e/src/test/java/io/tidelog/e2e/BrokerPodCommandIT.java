@@ -88,13 +88,18 @@ class BrokerPodCommandIT {
     int[] http = ports();
     int[] mtls = ports();
     int[] scram = ports();
+    int[] ext = ports();
     String bootstrap = loopback(plain);
     List<Process> processes = new ArrayList<>();
     ScheduledExecutorService kubelet = Executors.newScheduledThreadPool(2);
     EtcdPod etcd = new EtcdPod(dir, freePort(), freePort(), freePort());
     try (MockKubernetes kubernetes = new MockKubernetes(settings(bootstrap, replication[0]))) {
       KubernetesClient client = kubernetes.client;
-      // Given a Cluster of three brokers spread over zones, with a managed etcd,
+      CertificateAuthority publicCa =
+          CertificateAuthority.create("public-ca", Instant.now(), Duration.ofDays(90));
+      writePublicCertificate(client, publicCa);
+      // Given a Cluster of three brokers spread over zones, with a managed etcd, and a listener
+      // that presents a certificate of the user's own (as cert-manager would keep in a Secret),
       client
           .resource(
               Resources.cluster(
@@ -110,6 +115,12 @@ class BrokerPodCommandIT {
                     - {name: plain, port: 9092}
                     - {name: mtls, port: 9093, tls: true, authentication: {type: tls}}
                     - {name: scram, port: 9094, tls: true, authentication: {type: scram-sha-512}}
+                    - name: ext
+                      port: 9095
+                      tls: true
+                      authentication: {type: scram-sha-512}
+                      configuration:
+                        brokerCertChainAndKey: {secretName: public-cert, certificate: tls.crt, key: tls.key}
                   etcd: {replicas: 1}
                   """
                       .formatted(BROKERS)))
@@ -131,6 +142,7 @@ class BrokerPodCommandIT {
           Map.of(
               "dev-broker-certs", tls.resolve("broker"),
               "dev-etcd-certs", tls.resolve("etcd"),
+              "dev-listener-certs", tls.resolve("listeners"),
               "dev-cluster-ca-cert", tls.resolve("cluster-ca"),
               "dev-clients-ca-cert", tls.resolve("clients-ca"));
       await()
@@ -165,7 +177,7 @@ class BrokerPodCommandIT {
                 etc,
                 tls,
                 podinfo,
-                new int[] {plain[id], replication[id], http[id], mtls[id], scram[id]},
+                new int[] {plain[id], replication[id], http[id], mtls[id], scram[id], ext[id]},
                 etcd.clientPort));
       }
       try (Admin admin =
@@ -332,6 +344,24 @@ class BrokerPodCommandIT {
               ExecutionException.class,
               () -> refused.describeCluster().nodes().get(30, TimeUnit.SECONDS));
         }
+        // The ext listener presents the user's certificate, and a renewed one (of another CA,
+        // here) as soon as their Secret has it, with no restart.
+        assertThat(sendsOver(with(writer, "bootstrap.servers", loopback(ext)), publicCa)).isTrue();
+        CertificateAuthority renewedCa =
+            CertificateAuthority.create("renewed-public-ca", Instant.now(), Duration.ofDays(90));
+        writePublicCertificate(client, renewedCa);
+        Resources.edit(
+            client.resources(Cluster.class).inNamespace(NS).withName("dev"),
+            c -> {
+              c.getMetadata().getAnnotations().put("test/nudge", "renewed public certificate");
+              return c;
+            });
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .ignoreExceptions()
+            .until(() -> sendsOver(with(writer, "bootstrap.servers", loopback(ext)), renewedCa));
+        assertThat(processes).allMatch(Process::isAlive);
+
         // A tls User's Secret is all a producer on the mtls listener needs (as User:app).
         createUser(
             client,
@@ -554,6 +584,48 @@ class BrokerPodCommandIT {
     return config;
   }
 
+  /**
+   * Writes Secret public-cert as cert-manager keeps a certificate: {@code tls.crt} (the chain) and
+   * {@code tls.key}, issued by {@code ca}.
+   */
+  private static void writePublicCertificate(KubernetesClient client, CertificateAuthority ca) {
+    CertificateAuthority.Issued issued =
+        ca.issue("kafka.example.com", List.of("*.example.com"), Instant.now(), Duration.ofDays(30));
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.SecretBuilder()
+                .withNewMetadata()
+                .withName("public-cert")
+                .withNamespace(NS)
+                .endMetadata()
+                .withType("kubernetes.io/tls")
+                .withData(
+                    Map.of(
+                        "tls.crt",
+                        base64(Pem.of(issued.certificate(), ca.certificate())),
+                        "tls.key",
+                        base64(Pem.of(issued.key()))))
+                .build())
+        .createOr(existing -> existing.update());
+  }
+
+  private static String base64(String text) {
+    return Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Whether one record goes out with {@code config}, trusting only {@code ca}. */
+  private static boolean sendsOver(Map<String, Object> config, CertificateAuthority ca)
+      throws Exception {
+    Map<String, Object> trusting =
+        with(config, "ssl.truststore.certificates", Pem.of(ca.certificate()));
+    trusting.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(trusting, new StringSerializer(), new StringSerializer())) {
+      producer.send(new ProducerRecord<>("replicated", "over ext")).get(30, TimeUnit.SECONDS);
+      return true;
+    }
+  }
+
   private static Map<String, Object> with(Map<String, Object> config, String key, Object value) {
     Map<String, Object> copy = new HashMap<>(config);
     copy.put(key, value);
@@ -609,7 +681,7 @@ class BrokerPodCommandIT {
     return text.replace("/etc/tidelog-tls", tls.toString()).replace("/etc/tidelog", etc.toString());
   }
 
-  /** Runs pod {@code id}'s command; {@code ports}: plain, replication, http, mtls, scram. */
+  /** Runs pod {@code id}'s command; {@code ports}: plain, replication, http, mtls, scram, ext. */
   private Process broker(
       Container container, int id, Path etc, Path tls, Path podinfo, int[] ports, int etcdPort)
       throws IOException {
@@ -647,8 +719,9 @@ class BrokerPodCommandIT {
             + Files.readString(DevCluster.REPO.resolve("broker/target/runtime-classpath.txt"))
                 .strip());
     String listeners =
-        "REPLICATION://127.0.0.1:%d,PLAIN://127.0.0.1:%d,MTLS://127.0.0.1:%d,SCRAM://127.0.0.1:%d"
-            .formatted(ports[1], ports[0], ports[3], ports[4]);
+        ("REPLICATION://127.0.0.1:%d,PLAIN://127.0.0.1:%d,MTLS://127.0.0.1:%d,"
+                + "SCRAM://127.0.0.1:%d,EXT://127.0.0.1:%d")
+            .formatted(ports[1], ports[0], ports[3], ports[4], ports[5]);
     env.put("TIDELOG_LISTENERS", listeners);
     env.put("TIDELOG_ADVERTISED_LISTENERS", listeners);
     env.put("TIDELOG_LISTENER_NAME_REPLICATION_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM", "");

@@ -185,6 +185,10 @@ public class ClusterSpec {
   }
 
   /** A listener for clients: its port, whether TLS, and how clients authenticate. */
+  @ValidationRule(
+      value =
+          "!has(self.configuration) || !has(self.configuration.brokerCertChainAndKey) || self.tls",
+      message = "configuration.brokerCertChainAndKey needs tls: true")
   public static class Listener {
     @Required
     @Pattern("^[a-z][a-z0-9]{0,10}$")
@@ -209,6 +213,34 @@ public class ClusterSpec {
         "Who may connect, as a NetworkPolicy's peers (pods, namespaces, IP blocks); anyone when"
             + " absent.")
     public List<io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer> networkPolicyPeers;
+
+    @JsonPropertyDescription("More of the listener: the certificate it presents.")
+    public ListenerConfiguration configuration;
+  }
+
+  /** More of a listener. */
+  public static class ListenerConfiguration {
+    @JsonPropertyDescription(
+        "A certificate of your own for a TLS listener, instead of the cluster CA's: the Secret in"
+            + " the Cluster's namespace and its keys (PEM: the chain, the key as PKCS#8, PKCS#1"
+            + " or SEC1), such as cert-manager's tls.crt and tls.key. It must name the brokers'"
+            + " advertised host names. Brokers take a renewed one without a restart.")
+    public CertificateSecret brokerCertChainAndKey;
+  }
+
+  /** A certificate chain and its key in a Secret. */
+  public static class CertificateSecret {
+    @Required
+    @JsonPropertyDescription("The Secret, in the Cluster's namespace.")
+    public String secretName;
+
+    @Required
+    @JsonPropertyDescription("The key of the certificate chain (PEM), such as tls.crt.")
+    public String certificate;
+
+    @Required
+    @JsonPropertyDescription("The key of the private key (PEM), such as tls.key.")
+    public String key;
   }
 
   /** How clients of a listener authenticate. */

@@ -12,6 +12,7 @@ import java.util.List;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.cert.X509CertificateHolder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.openssl.PEMKeyPair;
 import org.bouncycastle.openssl.PEMParser;
 import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
@@ -56,18 +57,25 @@ public final class Pem {
     return certificates;
   }
 
-  /** The first PKCS#8 private key in {@code pem}. */
+  /**
+   * The first private key in {@code pem}: unencrypted PKCS#8 ({@code PRIVATE KEY}) or OpenSSL's
+   * traditional PKCS#1 or SEC1 ({@code RSA PRIVATE KEY}, {@code EC PRIVATE KEY}), as cert-manager
+   * writes by default.
+   */
   public static PrivateKey privateKey(String pem) {
     try (PEMParser parser = new PEMParser(new StringReader(pem))) {
       for (Object block = parser.readObject(); block != null; block = parser.readObject()) {
         if (block instanceof PrivateKeyInfo info) {
           return new JcaPEMKeyConverter().getPrivateKey(info);
         }
+        if (block instanceof PEMKeyPair pair) {
+          return new JcaPEMKeyConverter().getPrivateKey(pair.getPrivateKeyInfo());
+        }
       }
     } catch (IOException e) {
       throw new IllegalArgumentException("not a PEM private key: " + e.getMessage(), e);
     }
-    throw new IllegalArgumentException("no PKCS#8 private key in the PEM text");
+    throw new IllegalArgumentException("no unencrypted private key in the PEM text");
   }
 
   private static String write(List<?> objects) {

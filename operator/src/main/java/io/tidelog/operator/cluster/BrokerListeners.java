@@ -16,7 +16,9 @@ import java.util.stream.Collectors;
  * spec.listeners} (one plain listener on 9092 by default) and {@code REPLICATION} on 9091, where
  * brokers, and the operator, connect with mutual TLS from the cluster CA, its principal the
  * certificate's subject. Every TLS listener presents the broker's certificate from the cluster CA
- * (a PEM keystore whose file each pod names: {@code ssl.keystore.location} in its environment).
+ * (a PEM keystore whose file each pod names: {@code ssl.keystore.location} in its environment), but
+ * one with a certificate of the user's own ({@code configuration.brokerCertChainAndKey}), kept by
+ * the operator as a PEM keystore in {@code <name>-listener-certs}.
  */
 final class BrokerListeners {
   static final String REPLICATION = "REPLICATION";
@@ -27,6 +29,9 @@ final class BrokerListeners {
 
   static final String CLUSTER_CA_DIR = "/etc/tidelog-tls/cluster-ca";
   static final String CLIENTS_CA_DIR = "/etc/tidelog-tls/clients-ca";
+
+  /** Where broker pods mount the certificates users bring for listeners, {@code <name>.pem}. */
+  static final String LISTENER_CERTS_DIR = "/etc/tidelog-tls/listeners";
 
   static final String STANDARD_AUTHORIZER =
       "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
@@ -43,6 +48,15 @@ final class BrokerListeners {
     plain.name = "plain";
     plain.port = ClusterModel.KAFKA_PORT;
     return List.of(plain);
+  }
+
+  /** Whether the listener presents a certificate the user brings. */
+  static boolean ownCertificate(ClusterSpec.Listener listener) {
+    return listener.configuration != null && listener.configuration.brokerCertChainAndKey != null;
+  }
+
+  static boolean anyOwnCertificate(Cluster c) {
+    return clientListeners(c).stream().anyMatch(BrokerListeners::ownCertificate);
   }
 
   static String kafkaName(ClusterSpec.Listener listener) {
@@ -98,6 +112,9 @@ final class BrokerListeners {
     config.put(replication + "ssl.truststore.location", CLUSTER_CA_DIR + "/ca.crt");
     for (ClusterSpec.Listener listener : clientListeners(c)) {
       String p = prefix(kafkaName(listener));
+      if (ownCertificate(listener)) {
+        config.put(p + "ssl.keystore.location", LISTENER_CERTS_DIR + "/" + listener.name + ".pem");
+      }
       ClusterSpec.ListenerAuthentication auth = listener.authentication;
       if (auth == null) {
         continue;

@@ -8,6 +8,7 @@ import io.tidelog.operator.api.ClusterSpec;
 import io.tidelog.operator.brokers.BrokerAccess;
 import io.tidelog.operator.certificates.CaSecret;
 import io.tidelog.operator.certificates.CaSecret.Step;
+import io.tidelog.operator.certificates.CertificateAndKey;
 import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
 import io.tidelog.operator.certificates.SecretData;
@@ -35,7 +36,9 @@ import java.util.function.Predicate;
  * <pod>.pem} (key and chain, a Kafka PEM keystore); it names every DNS name of its pod, the
  * headless and the bootstrap Service. A managed etcd member's, naming its pod and the client
  * Service, is in {@code <name>-etcd-certs} the same way. The operator's own certificate, for its
- * Admin calls, is in {@code <name>-operator-certs}.
+ * Admin calls, is in {@code <name>-operator-certs}. A listener's certificate that the user brings
+ * (a Secret of theirs with the chain and key) is copied, checked, into {@code
+ * <name>-listener-certs} as {@code <listener>.pem}, a Kafka PEM keystore, at every reconcile.
  *
  * <p>Renewal restarts nothing: pods mount the Secrets by name, and brokers reload changed files. A
  * certificate is issued again when it is missing, names other DNS names, or comes within {@code
@@ -103,6 +106,10 @@ final class ClusterCertificates {
     return c.getMetadata().getName() + "-broker-certs";
   }
 
+  static String listenerCertsSecret(Cluster c) {
+    return c.getMetadata().getName() + "-listener-certs";
+  }
+
   static String etcdCertsSecret(Cluster c) {
     return c.getMetadata().getName() + "-etcd-certs";
   }
@@ -155,6 +162,10 @@ final class ClusterCertificates {
     }
     ClusterSpec.CertificateAuthoritySpec clusterSpec = settings(cluster.getSpec().clusterCa);
     brokerCertificates(clusterCa, clusterSpec);
+    Optional<String> listenerProblem = listenerCertificates();
+    if (listenerProblem.isPresent()) {
+      return new Outcome(renewals, trusted("cluster"), listenerProblem);
+    }
     if (ClusterModel.managedEtcd(cluster)) {
       Map<String, List<String>> members = new TreeMap<>();
       for (int id = 0; id < cluster.getSpec().etcd.replicas; id++) {
@@ -170,6 +181,48 @@ final class ClusterCertificates {
         clusterCa,
         clusterSpec);
     return new Outcome(renewals, trusted("cluster"), Optional.empty());
+  }
+
+  /**
+   * Keeps in {@code <name>-listener-certs} the keystore of every listener with a certificate the
+   * user brings, from their Secret as it is now; or says what is wrong with one.
+   */
+  private Optional<String> listenerCertificates() {
+    List<ClusterSpec.Listener> listeners = BrokerListeners.clientListeners(cluster);
+    Map<String, String> wanted = new TreeMap<>();
+    for (int i = 0; i < listeners.size(); i++) {
+      ClusterSpec.Listener listener = listeners.get(i);
+      if (!BrokerListeners.ownCertificate(listener)) {
+        continue;
+      }
+      ClusterSpec.CertificateSecret source = listener.configuration.brokerCertChainAndKey;
+      String field =
+          "spec.listeners[%d].configuration.brokerCertChainAndKey: Secret %s"
+              .formatted(i, source.secretName);
+      Secret secret = get(source.secretName);
+      if (secret == null) {
+        return Optional.of(field + " does not exist in namespace " + namespace());
+      }
+      String chain = SecretData.text(secret, source.certificate);
+      String key = SecretData.text(secret, source.key);
+      if (chain == null || key == null) {
+        return Optional.of(
+            field + " has no key " + (chain == null ? source.certificate : source.key));
+      }
+      try {
+        wanted.put(listener.name + ".pem", CertificateAndKey.parse(chain, key).keystorePem());
+      } catch (IllegalArgumentException e) {
+        return Optional.of(field + ": " + e.getMessage());
+      }
+    }
+    if (!wanted.isEmpty() && !wanted.equals(SecretData.texts(get(listenerCertsSecret(cluster))))) {
+      write(listenerCertsSecret(cluster), wanted, Map.of());
+    }
+    return Optional.empty();
+  }
+
+  private String namespace() {
+    return cluster.getMetadata().getNamespace();
   }
 
   /** The certificates that pods trust for the CA of {@code kind} now (PEM). */

@@ -508,6 +508,19 @@ public final class ClusterModel {
                 secretVolume("cluster-ca", ClusterCertificates.caCertSecret(c, "cluster")),
                 secretVolume("clients-ca", ClusterCertificates.caCertSecret(c, "clients")))
             .endSpec();
+    if (BrokerListeners.anyOwnCertificate(c)) {
+      template
+          .editSpec()
+          .addToVolumes(secretVolume("listener-certs", ClusterCertificates.listenerCertsSecret(c)))
+          .editFirstContainer()
+          .addNewVolumeMount()
+          .withName("listener-certs")
+          .withMountPath(BrokerListeners.LISTENER_CERTS_DIR)
+          .withReadOnly(true)
+          .endVolumeMount()
+          .endContainer()
+          .endSpec();
+    }
     if (spec.rack != null) {
       template
           .editSpec()

@@ -54,6 +54,9 @@ public class ClusterReconciler implements Reconciler<Cluster> {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterReconciler.class);
   private static final Duration WHILE_CHANGING = Duration.ofSeconds(5);
 
+  /** How often a Cluster with listener certificates of the user's own reads them again. */
+  private static final Duration OWN_CERTIFICATES_RECHECK = Duration.ofMinutes(1);
+
   private final BrokerAccess.Resolver brokerAccess;
   private final ResourceMetrics metrics;
   private final Duration secretPropagation;
@@ -167,7 +170,13 @@ public class ClusterReconciler implements Reconciler<Cluster> {
         decision instanceof Roller.Done
             && Conditions.isTrue(status.conditions, Conditions.READY)
             && certificates.renewals().isEmpty();
-    return done ? update(cluster, status) : update(cluster, status).rescheduleAfter(WHILE_CHANGING);
+    if (!done) {
+      return update(cluster, status).rescheduleAfter(WHILE_CHANGING);
+    }
+    // Secrets are read by name, never watched: a user's renewed listener certificate is found so
+    return BrokerListeners.anyOwnCertificate(cluster)
+        ? update(cluster, status).rescheduleAfter(OWN_CERTIFICATES_RECHECK)
+        : update(cluster, status);
   }
 
   /**
@@ -290,8 +299,11 @@ public class ClusterReconciler implements Reconciler<Cluster> {
                   ClusterStatus.ListenerStatus listener = new ClusterStatus.ListenerStatus();
                   listener.name = l.name;
                   listener.bootstrapServers = ClusterModel.bootstrapServers(cluster, l);
+                  // a certificate of the user's own: its CA is theirs to know
                   listener.caCertificateSecret =
-                      l.tls ? ClusterCertificates.caCertSecret(cluster, "cluster") : null;
+                      l.tls && !BrokerListeners.ownCertificate(l)
+                          ? ClusterCertificates.caCertSecret(cluster, "cluster")
+                          : null;
                   return listener;
                 })
             .toList();

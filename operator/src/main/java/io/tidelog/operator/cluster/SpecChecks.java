@@ -166,6 +166,9 @@ final class SpecChecks {
       if (auth != null && auth.type == ClusterSpec.AuthenticationType.TLS && !listener.tls) {
         return Optional.of(field + ".authentication.type: tls needs tls: true");
       }
+      if (BrokerListeners.ownCertificate(listener) && !listener.tls) {
+        return Optional.of(field + ".configuration.brokerCertChainAndKey: needs tls: true");
+      }
       if (auth != null
           && auth.type == ClusterSpec.AuthenticationType.OAUTH
           && (auth.jwksEndpointUri == null || auth.jwksEndpointUri.isBlank())) {

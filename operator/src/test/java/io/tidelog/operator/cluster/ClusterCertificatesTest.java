@@ -144,6 +144,100 @@ class ClusterCertificatesTest {
         .verify(clusterCa(cluster).getPublicKey());
   }
 
+  /**
+   * A listener's certificate of the user's own (as cert-manager writes it: the chain, the key in
+   * SEC1) becomes a Kafka PEM keystore in the Cluster's listener Secret, and follows the user's
+   * Secret when it changes; a missing Secret or a key of another certificate is said, with the
+   * field, and nothing is written.
+   */
+  @Test
+  void aListenerCertificateOfTheUsersOwnIsCheckedAndKeptAsAKeystore() throws Exception {
+    Cluster cluster = cluster("own", 1);
+    ClusterSpec.Listener external = new ClusterSpec.Listener();
+    external.name = "external";
+    external.port = 9094;
+    external.tls = true;
+    external.configuration = new ClusterSpec.ListenerConfiguration();
+    external.configuration.brokerCertChainAndKey = new ClusterSpec.CertificateSecret();
+    external.configuration.brokerCertChainAndKey.secretName = "public-cert";
+    external.configuration.brokerCertChainAndKey.certificate = "tls.crt";
+    external.configuration.brokerCertChainAndKey.key = "tls.key";
+    cluster.getSpec().listeners = List.of(external);
+
+    assertThat(reconcile(cluster, START).problem())
+        .contains(
+            "spec.listeners[0].configuration.brokerCertChainAndKey: Secret public-cert does not"
+                + " exist in namespace ns");
+
+    CertificateAuthority publicCa =
+        CertificateAuthority.create("public", START, Duration.ofDays(90));
+    CertificateAuthority.Issued first =
+        publicCa.issue("kafka.example.com", List.of("*.example.com"), START, Duration.ofDays(90));
+    CertificateAuthority.Issued other =
+        publicCa.issue("other", List.of(), START, Duration.ofDays(90));
+    writeUserSecret(Pem.of(first.certificate(), publicCa.certificate()), sec1(other.key()));
+    assertThat(reconcile(cluster, START).problem())
+        .hasValueSatisfying(
+            problem ->
+                assertThat(problem)
+                    .startsWith(
+                        "spec.listeners[0].configuration.brokerCertChainAndKey: Secret"
+                            + " public-cert: the key is not the key of the certificate"));
+    assertThat(secret(cluster, "own-listener-certs")).isNull();
+
+    writeUserSecret(Pem.of(first.certificate(), publicCa.certificate()), sec1(first.key()));
+    assertThat(reconcile(cluster, START).problem()).isEmpty();
+    String keystore = data(cluster, "own-listener-certs", "external.pem");
+    assertThat(keystore).startsWith("-----BEGIN PRIVATE KEY-----");
+    assertThat(Pem.certificates(keystore))
+        .containsExactly(first.certificate(), publicCa.certificate());
+    assertThat(signsFor(Pem.privateKey(keystore), first.certificate())).isTrue();
+
+    // cert-manager renews it: the next reconcile keeps the new one.
+    CertificateAuthority.Issued renewed =
+        publicCa.issue("kafka.example.com", List.of("*.example.com"), START, Duration.ofDays(90));
+    writeUserSecret(Pem.of(renewed.certificate(), publicCa.certificate()), sec1(renewed.key()));
+    reconcile(cluster, START.plusSeconds(60));
+    assertThat(Pem.certificates(data(cluster, "own-listener-certs", "external.pem")).get(0))
+        .isEqualTo(renewed.certificate());
+  }
+
+  private void writeUserSecret(String chain, String key) {
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.SecretBuilder()
+                .withNewMetadata()
+                .withName("public-cert")
+                .withNamespace("ns")
+                .endMetadata()
+                .withType("kubernetes.io/tls")
+                .withData(Map.of("tls.crt", base64(chain), "tls.key", base64(key)))
+                .build())
+        .createOr(existing -> existing.update());
+  }
+
+  /**
+   * The key as OpenSSL's traditional PEM (SEC1, {@code EC PRIVATE KEY}, with its curve), as
+   * cert-manager writes it by default.
+   */
+  private static String sec1(PrivateKey key) throws Exception {
+    var info = org.bouncycastle.asn1.pkcs.PrivateKeyInfo.getInstance(key.getEncoded());
+    var inner = org.bouncycastle.asn1.sec.ECPrivateKey.getInstance(info.parsePrivateKey());
+    var withCurve =
+        new org.bouncycastle.asn1.sec.ECPrivateKey(
+            256,
+            inner.getKey(),
+            inner.getPublicKey(),
+            info.getPrivateKeyAlgorithm().getParameters());
+    java.io.StringWriter text = new java.io.StringWriter();
+    try (org.bouncycastle.util.io.pem.PemWriter pem =
+        new org.bouncycastle.util.io.pem.PemWriter(text)) {
+      pem.writeObject(
+          new org.bouncycastle.util.io.pem.PemObject("EC PRIVATE KEY", withCurve.getEncoded()));
+    }
+    return text.toString();
+  }
+
   @Test
   void certificatesAndTheCaAreRenewedBeforeTheyExpireInThreeSteps() throws Exception {
     Cluster cluster = cluster("r", 1);

@@ -84,7 +84,8 @@ class ServerPropertiesTest {
     Cluster cluster = cluster(Map.of());
     cluster.getSpec().listeners =
         List.of(
-            listener("scram", 9092, true, ClusterSpec.AuthenticationType.SCRAM_SHA_512),
+            ownCertificate(
+                listener("scram", 9092, true, ClusterSpec.AuthenticationType.SCRAM_SHA_512)),
             listener("mtls", 9093, true, ClusterSpec.AuthenticationType.TLS),
             listener("oauth", 9094, false, ClusterSpec.AuthenticationType.OAUTH));
     cluster.getSpec().listeners.get(2).authentication.jwksEndpointUri = "https://idp/jwks";
@@ -108,6 +109,10 @@ class ServerPropertiesTest {
             "listener.name.replication.ssl.truststore.location",
             "/etc/tidelog-tls/cluster-ca/ca.crt")
         .containsEntry("listener.name.scram.sasl.enabled.mechanisms", "SCRAM-SHA-512")
+        // the user's own certificate, which the operator keeps as a PEM keystore
+        .containsEntry(
+            "listener.name.scram.ssl.keystore.location", "/etc/tidelog-tls/listeners/scram.pem")
+        .doesNotContainKey("listener.name.mtls.ssl.keystore.location")
         .containsEntry("listener.name.mtls.ssl.client.auth", "required")
         .containsEntry(
             "listener.name.mtls.ssl.truststore.location", "/etc/tidelog-tls/clients-ca/ca.crt")
@@ -123,6 +128,13 @@ class ServerPropertiesTest {
             "super.users",
             "User:CN=c-broker,O=tidelog.io;User:CN=c-operator,O=tidelog.io;User:admin");
     assertThat(ClusterModel.bootstrapServers(cluster)).isEqualTo("c-bootstrap.ns.svc:9092");
+    var pod = ClusterModel.brokerStatefulSet(cluster).getSpec().getTemplate().getSpec();
+    assertThat(pod.getVolumes())
+        .filteredOn(v -> v.getSecret() != null)
+        .extracting(v -> v.getSecret().getSecretName())
+        .contains("c-listener-certs");
+    assertThat(pod.getContainers().get(0).getVolumeMounts())
+        .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/etc/tidelog-tls/listeners"));
   }
 
   @Test
@@ -138,7 +150,9 @@ class ServerPropertiesTest {
             List.of(listener("a", 9092, false, ClusterSpec.AuthenticationType.TLS)),
             "spec.listeners[0].authentication.type: tls needs tls: true",
             List.of(listener("a", 9092, true, ClusterSpec.AuthenticationType.OAUTH)),
-            "spec.listeners[0].authentication.jwksEndpointUri: oauth needs");
+            "spec.listeners[0].authentication.jwksEndpointUri: oauth needs",
+            List.of(ownCertificate(listener("a", 9092, false, null))),
+            "spec.listeners[0].configuration.brokerCertChainAndKey: needs tls: true");
     for (var entry : refused.entrySet()) {
       Cluster cluster = cluster(Map.of());
       cluster.getSpec().listeners = entry.getKey();
@@ -156,6 +170,16 @@ class ServerPropertiesTest {
                 null))
         .contains(
             "spec.config.listener.name.replication.ssl.client.auth: set by the operator; remove it from spec.config");
+  }
+
+  /** {@code listener} presenting the certificate of Secret own-cert. */
+  private static ClusterSpec.Listener ownCertificate(ClusterSpec.Listener listener) {
+    listener.configuration = new ClusterSpec.ListenerConfiguration();
+    listener.configuration.brokerCertChainAndKey = new ClusterSpec.CertificateSecret();
+    listener.configuration.brokerCertChainAndKey.secretName = "own-cert";
+    listener.configuration.brokerCertChainAndKey.certificate = "tls.crt";
+    listener.configuration.brokerCertChainAndKey.key = "tls.key";
+    return listener;
   }
 
   private static ClusterSpec.Listener listener(
