@@ -36,6 +36,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -48,7 +49,10 @@ import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
@@ -202,6 +206,104 @@ class UserOperatorIT {
                         .description("alice")
                         .get());
         assertThat(noCredential.getCause()).isInstanceOf(ResourceNotFoundException.class);
+      }
+    }
+  }
+
+  /**
+   * A User whose credential the operator set but whose quota the broker then refused (the
+   * operator's principal here may alter ACLs and credentials, not client quotas) keeps the
+   * credential as the operator's: once the quota may be set, the next reconcile finishes it, rather
+   * than refusing it as a Kafka user that someone else made.
+   */
+  @Test
+  void aCredentialTheOperatorSetStaysItsOwnWhenTheQuotasThenFail() throws Exception {
+    try (DevCluster cluster = new DevCluster(dir, 1)) {
+      DevCluster.Result up =
+          cluster.run("up", "--secure", "--brokers", "1", "--port", String.valueOf(cluster.port));
+      assertThat(up.exitCode()).as(up.errors()).isZero();
+      String bootstrap = up.output().strip().lines().findFirst().orElseThrow();
+      Map<String, Object> adminSecurity = new HashMap<>();
+      Properties properties = new Properties();
+      try (Reader reader = Files.newBufferedReader(dir.resolve("client.properties"))) {
+        properties.load(reader);
+      }
+      properties.forEach((k, v) -> adminSecurity.put((String) k, v));
+      try (Admin admin = Admin.create(withBootstrap(adminSecurity, bootstrap))) {
+        // Given an operator whose principal may do all on the cluster but alter its configs,
+        admin
+            .alterUserScramCredentials(
+                List.of(
+                    new UserScramCredentialUpsertion(
+                        "limited-operator",
+                        new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096),
+                        "limited-operator-secret")))
+            .all()
+            .get();
+        ResourcePattern clusterResource =
+            new ResourcePattern(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL);
+        AclBinding denyAlterConfigs =
+            new AclBinding(
+                clusterResource,
+                new AccessControlEntry(
+                    "User:limited-operator",
+                    "*",
+                    AclOperation.ALTER_CONFIGS,
+                    AclPermissionType.DENY));
+        admin
+            .createAcls(
+                List.of(
+                    new AclBinding(
+                        clusterResource,
+                        new AccessControlEntry(
+                            "User:limited-operator",
+                            "*",
+                            AclOperation.ALL,
+                            AclPermissionType.ALLOW)),
+                    denyAlterConfigs))
+            .all()
+            .get();
+        Map<String, Object> limited = new HashMap<>(adminSecurity);
+        limited.put("sasl.mechanism", "SCRAM-SHA-512");
+        limited.put(
+            "sasl.jaas.config",
+            "org.apache.kafka.common.security.scram.ScramLoginModule required"
+                + " username=\"limited-operator\" password=\"limited-operator-secret\";");
+        try (MockKubernetes kubernetes =
+            new MockKubernetes(settings(new BrokerAccess(bootstrap, limited)))) {
+          KubernetesClient client = kubernetes.client;
+          kubernetes.cluster(NS, "dev", bootstrap);
+
+          // when a User with a quota is made, its credential is set and its quota refused,
+          create(
+              client,
+              "erin",
+              """
+              authentication: {type: scram-sha-512}
+              quotas: {producerByteRate: 1048576}
+              """);
+          awaitReady(client, "erin", "ClusterUnreachable");
+          assertThat(
+                  admin
+                      .describeUserScramCredentials(List.of("erin"))
+                      .description("erin")
+                      .get()
+                      .credentialInfos())
+              .isNotEmpty();
+          assertThat(client.resources(User.class).inNamespace(NS).withName("erin").get())
+              .satisfies(u -> assertThat(u.getStatus().credentialSource).isNotNull());
+
+          // then, once the quota may be set, the User is finished, not taken for another's.
+          admin.deleteAcls(List.of(denyAlterConfigs.toFilter())).all().get();
+          Resources.edit(
+              client.resources(User.class).inNamespace(NS).withName("erin"),
+              u -> {
+                u.getMetadata().getAnnotations().put("test/nudge", "1");
+                return u;
+              });
+          awaitReady(client, "erin", "Reconciled");
+          assertThat(quotas(admin, "erin")).containsEntry("producer_byte_rate", 1048576.0);
+        }
       }
     }
   }
