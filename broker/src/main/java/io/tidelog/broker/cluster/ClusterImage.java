@@ -93,7 +93,7 @@ public record ClusterImage(
   }
 
   /** The brokers that new replicas may be placed on: those not in a controlled shutdown. */
-  List<BrokerInfo> assignableBrokers() {
+  public List<BrokerInfo> assignableBrokers() {
     return brokers.values().stream().filter(broker -> !broker.shuttingDown()).toList();
   }
 

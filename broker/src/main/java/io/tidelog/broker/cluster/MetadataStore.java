@@ -169,9 +169,22 @@ public final class MetadataStore implements AutoCloseable {
     listeners.add(listener);
   }
 
-  /** A topic to create, as {@link #createTopics} takes it. */
+  /**
+   * A topic to create, as {@link #createTopics} takes it: its replicas spread over the live
+   * brokers, or, when {@code assignment} is not null, each partition's replicas as given (checked
+   * already).
+   */
   public record NewTopic(
-      String name, int partitions, int replicationFactor, Map<String, String> configs) {}
+      String name,
+      int partitions,
+      int replicationFactor,
+      Map<String, String> configs,
+      List<List<Integer>> assignment) {
+    public NewTopic(
+        String name, int partitions, int replicationFactor, Map<String, String> configs) {
+      this(name, partitions, replicationFactor, configs, null);
+    }
+  }
 
   /**
    * Records a new topic with a fresh topic id, its replicas spread over the live brokers, and each
@@ -185,13 +198,16 @@ public final class MetadataStore implements AutoCloseable {
    */
   public TopicMetadata createTopic(
       String name, int partitions, int replicationFactor, Map<String, String> configs) {
-    TopicMetadata topic = plan(image, new NewTopic(name, partitions, replicationFactor, configs));
-    TxnResponse response = transact(List.of(absent(name)), creationOps(topic));
+    return createTopic(plan(image, new NewTopic(name, partitions, replicationFactor, configs)));
+  }
+
+  private TopicMetadata createTopic(TopicMetadata topic) {
+    TxnResponse response = transact(List.of(absent(topic.name())), creationOps(topic));
     if (!response.isSucceeded()) {
-      throw new TopicExistsException("Topic '" + name + "' already exists");
+      throw new TopicExistsException("Topic '" + topic.name() + "' already exists");
     }
     awaitRevision(response.getHeader().getRevision());
-    return image.topics().get(name);
+    return image.topics().get(topic.name());
   }
 
   /**
@@ -292,11 +308,7 @@ public final class MetadataStore implements AutoCloseable {
     }
     for (TopicMetadata topic : batch) {
       try {
-        outcomes.put(
-            topic.name(),
-            CompletableFuture.completedFuture(
-                createTopic(
-                    topic.name(), topic.partitions(), topic.replicas(0).size(), topic.configs())));
+        outcomes.put(topic.name(), CompletableFuture.completedFuture(createTopic(topic)));
       } catch (RuntimeException e) {
         outcomes.put(topic.name(), CompletableFuture.failedFuture(e));
       }
@@ -304,17 +316,19 @@ public final class MetadataStore implements AutoCloseable {
     return 0;
   }
 
-  /** The topic's metadata with a fresh id and an assignment over the live brokers. */
+  /** The topic's metadata with a fresh id and its assignment: given, or over the live brokers. */
   private static TopicMetadata plan(ClusterImage current, NewTopic wanted) {
     if (current.topics().containsKey(wanted.name())) {
       throw new TopicExistsException("Topic '" + wanted.name() + "' already exists");
     }
     List<List<Integer>> assignment =
-        ReplicaAssignment.assign(
-            current.assignableBrokers(),
-            wanted.partitions(),
-            wanted.replicationFactor(),
-            ThreadLocalRandom.current().nextInt(1 << 16));
+        wanted.assignment() != null
+            ? wanted.assignment()
+            : ReplicaAssignment.assign(
+                current.assignableBrokers(),
+                wanted.partitions(),
+                wanted.replicationFactor(),
+                ThreadLocalRandom.current().nextInt(1 << 16));
     return new TopicMetadata(wanted.name(), Uuid.randomUuid(), assignment, wanted.configs(), 0);
   }
 
@@ -347,6 +361,14 @@ public final class MetadataStore implements AutoCloseable {
    * topic's replication factor.
    */
   public TopicMetadata addPartitions(String name, int total) {
+    return addPartitions(name, total, null);
+  }
+
+  /**
+   * Grows a topic to {@code total} partitions, the new ones with the replicas of {@code added}
+   * (checked already), or spread over the live brokers when it is null.
+   */
+  public TopicMetadata addPartitions(String name, int total, List<List<Integer>> added) {
     return updateTopic(
         name,
         topic -> {
@@ -361,11 +383,13 @@ public final class MetadataStore implements AutoCloseable {
           }
           List<List<Integer>> grown = new ArrayList<>(topic.assignment());
           grown.addAll(
-              ReplicaAssignment.assign(
-                  image.assignableBrokers(),
-                  total - topic.partitions(),
-                  topic.replicas(0).size(),
-                  topic.partitions()));
+              added != null
+                  ? added
+                  : ReplicaAssignment.assign(
+                      image.assignableBrokers(),
+                      total - topic.partitions(),
+                      topic.replicas(0).size(),
+                      topic.partitions()));
           return topic.withAssignment(grown);
         });
   }

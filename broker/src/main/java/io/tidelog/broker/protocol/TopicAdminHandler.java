@@ -24,14 +24,18 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsAssignment;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData.CreatePartitionsTopicResult;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableReplicaAssignment;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
@@ -60,6 +64,11 @@ import org.apache.kafka.common.resource.ResourceType;
  * fails it is answered TOPIC_AUTHORIZATION_FAILED. DeleteTopics tells a client that may DESCRIBE a
  * topic that it does not exist (UNKNOWN_TOPIC_OR_PARTITION), and one that may not only that it is
  * not authorized, so as not to reveal which topics exist.
+ *
+ * <p>Each topic of a request is answered on its own, with Kafka's error code, and never stops the
+ * others: a name given twice is answered once, INVALID_REQUEST, and not created; manual replica
+ * assignments are checked as Kafka's controller checks them (INVALID_REPLICA_ASSIGNMENT, with its
+ * reasons), a broker being registered when it is live here.
  */
 public final class TopicAdminHandler {
   /**
@@ -111,14 +120,17 @@ public final class TopicAdminHandler {
     RequestHeader header = context.header;
     CreateTopicsRequest create = (CreateTopicsRequest) request;
     Predicate<String> creatable = creatable(context);
-    if (partitionsAsked(create) > MAX_PARTITIONS_PER_REQUEST) {
-      return CompletableFuture.completedFuture(refuseAll(create, EXCESSIVE_PARTITIONS));
+    Set<String> duplicates = duplicates(create.data().topics().stream().map(t -> t.name()));
+    List<CreatableTopic> topics =
+        create.data().topics().stream().filter(t -> !duplicates.contains(t.name())).toList();
+    if (partitionsAsked(topics) > MAX_PARTITIONS_PER_REQUEST) {
+      return CompletableFuture.completedFuture(refuseAll(topics, duplicates, EXCESSIVE_PARTITIONS));
     }
     Map<String, CompletableFuture<TopicMetadata>> outcomes = new LinkedHashMap<>();
     List<MetadataStore.NewTopic> valid = new ArrayList<>();
     RequestQuota quota = mutationQuota(context, 6);
     long records = 0;
-    for (CreatableTopic topic : create.data().topics()) {
+    for (CreatableTopic topic : topics) {
       if (!creatable.test(topic.name())) {
         outcomes.put(
             topic.name(),
@@ -134,7 +146,7 @@ public final class TopicAdminHandler {
                 topic.numPartitions(),
                 topic.replicationFactor(),
                 configs,
-                !topic.assignments().isEmpty());
+                topic.assignments());
         if (metadata.topic(checked.name()).isEmpty()) {
           // as Kafka's controller: a new topic that passed every check costs its partitions
           quota.record(checked.partitions());
@@ -146,7 +158,7 @@ public final class TopicAdminHandler {
       }
     }
     if (records > MAX_RECORDS_PER_REQUEST) {
-      return CompletableFuture.completedFuture(refuseAll(create, EXCESSIVE_BATCH));
+      return CompletableFuture.completedFuture(refuseAll(topics, duplicates, EXCESSIVE_BATCH));
     }
     if (create.data().validateOnly()) {
       valid.forEach(t -> outcomes.put(t.name(), CompletableFuture.completedFuture(preview(t))));
@@ -167,9 +179,10 @@ public final class TopicAdminHandler {
             createdTopics -> {
               outcomes.putAll(createdTopics);
               CreateTopicsResponseData data = new CreateTopicsResponseData();
-              for (CreatableTopic topic : create.data().topics()) {
+              for (CreatableTopic topic : topics) {
                 data.topics().add(result(topic.name(), outcomes.get(topic.name()), header));
               }
+              duplicates.forEach(name -> data.topics().add(duplicateResult(name)));
               return new CreateTopicsResponse(data.setThrottleTimeMs(quota.throttleTimeMs()));
             });
   }
@@ -195,9 +208,10 @@ public final class TopicAdminHandler {
     return name -> onCluster || onTopic.test(name);
   }
 
-  private static CreateTopicsResponse refuseAll(CreateTopicsRequest create, String why) {
+  private static CreateTopicsResponse refuseAll(
+      List<CreatableTopic> topics, Set<String> duplicates, String why) {
     CreateTopicsResponseData refused = new CreateTopicsResponseData();
-    for (CreatableTopic topic : create.data().topics()) {
+    for (CreatableTopic topic : topics) {
       refused
           .topics()
           .add(
@@ -206,13 +220,36 @@ public final class TopicAdminHandler {
                   .setErrorCode(Errors.POLICY_VIOLATION.code())
                   .setErrorMessage(why));
     }
+    duplicates.forEach(name -> refused.topics().add(duplicateResult(name)));
     return new CreateTopicsResponse(refused);
   }
 
-  /** The partitions a CreateTopics request asks for in all, as Kafka's controller counts them. */
-  private long partitionsAsked(CreateTopicsRequest create) {
+  private static final String DUPLICATE_NAME = "Duplicate topic name.";
+
+  /** The names that {@code names} holds more than once, in the order they first repeat. */
+  private static Set<String> duplicates(java.util.stream.Stream<String> names) {
+    Set<String> seen = new java.util.HashSet<>();
+    Set<String> repeated = new java.util.LinkedHashSet<>();
+    names.forEach(
+        name -> {
+          if (!seen.add(name)) {
+            repeated.add(name);
+          }
+        });
+    return repeated;
+  }
+
+  private static CreatableTopicResult duplicateResult(String name) {
+    return new CreatableTopicResult()
+        .setName(name)
+        .setErrorCode(Errors.INVALID_REQUEST.code())
+        .setErrorMessage(DUPLICATE_NAME);
+  }
+
+  /** The partitions the topics of a CreateTopics ask for in all, as Kafka's controller counts. */
+  private long partitionsAsked(List<CreatableTopic> topics) {
     long total = 0;
-    for (CreatableTopic topic : create.data().topics()) {
+    for (CreatableTopic topic : topics) {
       if (!topic.assignments().isEmpty()) {
         total += topic.assignments().size();
       } else if (topic.numPartitions() == -1) {
@@ -263,7 +300,7 @@ public final class TopicAdminHandler {
     List<MetadataStore.NewTopic> admitted = new ArrayList<>();
     for (String name : names) {
       try {
-        MetadataStore.NewTopic checked = check(name, -1, (short) -1, Map.of(), false);
+        MetadataStore.NewTopic checked = check(name, -1, (short) -1, Map.of(), List.of());
         autoCreateQuota.record(checked.partitions());
         admitted.add(checked);
       } catch (RuntimeException e) {
@@ -281,31 +318,125 @@ public final class TopicAdminHandler {
   }
 
   /**
-   * Checks a topic that a client asks for; -1 partitions or replication factor mean the broker
-   * default.
+   * Checks a topic that a client asks for, in the order of Kafka's controller: its name, that it
+   * does not exist, its configs, then its assignment, given or of its partitions and replication
+   * factor (-1 for the broker default) over the live brokers.
    */
   private MetadataStore.NewTopic check(
       String name,
       int partitions,
       short replicationFactor,
       Map<String, String> configs,
-      boolean manualAssignment) {
-    int partitionCount = partitions == -1 ? brokerConfig.numPartitions() : partitions;
-    int replication =
-        replicationFactor == -1 ? brokerConfig.defaultReplicationFactor() : replicationFactor;
+      java.util.Collection<CreatableReplicaAssignment> assignments) {
     Topic.validate(name);
     if (Topic.isInternal(name)) {
       throw new InvalidRequestException("Creation of internal topic " + name + " is prohibited.");
     }
-    if (manualAssignment) {
-      throw new InvalidRequestException("Manual replica assignment is not supported yet");
-    }
-    if (partitionCount <= 0) {
-      throw new InvalidPartitionsException(
-          "Number of partitions must be positive, not " + partitions);
+    if (metadata.topic(name).isPresent()) {
+      throw new TopicExistsException("Topic '" + name + "' already exists.");
     }
     validateConfigs(configs);
+    if (!assignments.isEmpty()) {
+      if (replicationFactor != -1) {
+        throw new InvalidRequestException(
+            "A manual partition assignment was specified, but replication factor was not set to"
+                + " -1.");
+      }
+      if (partitions != -1) {
+        throw new InvalidRequestException(
+            "A manual partition assignment was specified, but numPartitions was not set to -1.");
+      }
+      List<List<Integer>> assignment = manualAssignment(assignments);
+      return new MetadataStore.NewTopic(
+          name, assignment.size(), assignment.get(0).size(), configs, assignment);
+    }
+    if (replicationFactor < -1 || replicationFactor == 0) {
+      throw new InvalidReplicationFactorException(
+          "Replication factor must be larger than 0, or -1 to use the default value.");
+    }
+    if (partitions < -1 || partitions == 0) {
+      throw new InvalidPartitionsException(
+          "Number of partitions was set to an invalid non-positive value.");
+    }
+    int partitionCount = partitions == -1 ? brokerConfig.numPartitions() : partitions;
+    int replication =
+        replicationFactor == -1 ? brokerConfig.defaultReplicationFactor() : replicationFactor;
+    // the live brokers can hold it now (the creation checks again)
+    ReplicaAssignment.assign(metadata.image().assignableBrokers(), 1, replication, 0);
     return new MetadataStore.NewTopic(name, partitionCount, replication, configs);
+  }
+
+  /** A CreateTopics assignment, checked as Kafka's controller checks it; by partition. */
+  private List<List<Integer>> manualAssignment(
+      java.util.Collection<CreatableReplicaAssignment> assignments) {
+    Map<Integer, List<Integer>> byPartition = new HashMap<>();
+    Integer replicationFactor = null;
+    for (CreatableReplicaAssignment assignment : assignments) {
+      if (byPartition.containsKey(assignment.partitionIndex())) {
+        throw new InvalidReplicaAssignmentException(
+            "Found multiple manual partition assignments for partition "
+                + assignment.partitionIndex());
+      }
+      List<Integer> replicas =
+          checkedReplicas(assignment.brokerIds(), replicationFactor, assignment.partitionIndex());
+      replicationFactor = replicas.size();
+      byPartition.put(assignment.partitionIndex(), replicas);
+    }
+    List<List<Integer>> assignment = new ArrayList<>();
+    for (int p = 0; p < byPartition.size(); p++) {
+      if (!byPartition.containsKey(p)) {
+        throw new InvalidReplicaAssignmentException(
+            "partitions should be a consecutive 0-based integer sequence");
+      }
+      assignment.add(byPartition.get(p));
+    }
+    return assignment;
+  }
+
+  /**
+   * One partition's replicas as a client gave them, checked as Kafka's controller checks them:
+   * some, each a registered (here: live) broker, none twice, as many as {@code replicationFactor}
+   * when it is not null, and one at least not shutting down.
+   */
+  private List<Integer> checkedReplicas(
+      List<Integer> brokerIds, Integer replicationFactor, int partition) {
+    if (brokerIds.isEmpty()) {
+      throw new InvalidReplicaAssignmentException(
+          "The manual partition assignment includes an empty replica list.");
+    }
+    Set<Integer> registered = metadata.image().brokers().keySet();
+    List<Integer> sorted = new ArrayList<>(brokerIds);
+    sorted.sort(Integer::compare);
+    Integer previous = null;
+    for (Integer id : sorted) {
+      if (!registered.contains(id)) {
+        throw new InvalidReplicaAssignmentException(
+            "The manual partition assignment includes broker "
+                + id
+                + ", but no such broker is registered.");
+      }
+      if (id.equals(previous)) {
+        throw new InvalidReplicaAssignmentException(
+            "The manual partition assignment includes the broker " + id + " more than once.");
+      }
+      previous = id;
+    }
+    if (replicationFactor != null && sorted.size() != replicationFactor) {
+      throw new InvalidReplicaAssignmentException(
+          "The manual partition assignment includes a partition with "
+              + sorted.size()
+              + " replica(s), but this is not consistent with previous partitions, which have "
+              + replicationFactor
+              + " replica(s).");
+    }
+    Set<Integer> active = metadata.image().activeBrokers();
+    if (brokerIds.stream().noneMatch(active::contains)) {
+      throw new InvalidReplicaAssignmentException(
+          "All brokers specified in the manual partition assignment for partition "
+              + partition
+              + " are fenced or in controlled shutdown.");
+    }
+    return List.copyOf(brokerIds);
   }
 
   /** What a validate-only CreateTopics reports: the topic as it would be assigned now. */
@@ -344,7 +475,11 @@ public final class TopicAdminHandler {
     }
     List<CompletableFuture<CreatePartitionsTopicResult>> results = new ArrayList<>();
     RequestQuota quota = mutationQuota(context, 3);
+    Set<String> duplicates = duplicates(data.topics().stream().map(t -> t.name()));
     for (CreatePartitionsTopic topic : data.topics()) {
+      if (duplicates.contains(topic.name())) {
+        continue; // answered once, below
+      }
       CompletableFuture<TopicMetadata> grown =
           !alterable.test(topic.name())
               ? CompletableFuture.failedFuture(
@@ -354,7 +489,7 @@ public final class TopicAdminHandler {
                       grow(
                           topic.name(),
                           topic.count(),
-                          topic.assignments() != null,
+                          topic.assignments(),
                           data.validateOnly(),
                           quota),
                   metadataExecutor);
@@ -375,6 +510,15 @@ public final class TopicAdminHandler {
             v -> {
               CreatePartitionsResponseData response = new CreatePartitionsResponseData();
               results.forEach(r -> response.results().add(r.join()));
+              duplicates.forEach(
+                  name ->
+                      response
+                          .results()
+                          .add(
+                              new CreatePartitionsTopicResult()
+                                  .setName(name)
+                                  .setErrorCode(Errors.INVALID_REQUEST.code())
+                                  .setErrorMessage(DUPLICATE_NAME)));
               return new CreatePartitionsResponse(
                   response.setThrottleTimeMs(quota.throttleTimeMs()));
             });
@@ -392,34 +536,62 @@ public final class TopicAdminHandler {
     return total;
   }
 
+  /**
+   * Grows a topic to {@code count} partitions, the new ones with the replicas of {@code
+   * assignments} when given (checked as Kafka's controller checks them), else spread over the live
+   * brokers.
+   */
   private TopicMetadata grow(
-      String name, int count, boolean manualAssignment, boolean validateOnly, RequestQuota quota) {
+      String name,
+      int count,
+      List<CreatePartitionsAssignment> assignments,
+      boolean validateOnly,
+      RequestQuota quota) {
     TopicMetadata topic =
         metadata
             .topic(name)
             .orElseThrow(
                 () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist"));
-    if (manualAssignment) {
-      throw new InvalidReplicaAssignmentException("Manual replica assignment is not supported yet");
+    int current = topic.partitions();
+    if (count == current) {
+      throw new InvalidPartitionsException("Topic already has " + current + " partition(s).");
     }
-    if (count <= topic.partitions()) {
+    if (count < current) {
       throw new InvalidPartitionsException(
-          "Topic currently has "
-              + topic.partitions()
-              + " partitions, which is higher than or equal to the requested "
+          "The topic "
+              + name
+              + " currently has "
+              + current
+              + " partition(s); "
               + count
-              + ".");
+              + " would not be an increase.");
     }
-    quota.record(count - topic.partitions());
+    int additional = count - current;
+    List<List<Integer>> added = null;
+    if (assignments != null) {
+      if (assignments.size() != additional) {
+        throw new InvalidReplicaAssignmentException(
+            "Attempted to add "
+                + additional
+                + " additional partition(s), but only "
+                + assignments.size()
+                + " assignment(s) were specified.");
+      }
+      added = new ArrayList<>();
+      for (int i = 0; i < additional; i++) {
+        added.add(
+            checkedReplicas(assignments.get(i).brokerIds(), topic.replicas(0).size(), current + i));
+      }
+    }
+    quota.record(additional);
     if (validateOnly) {
-      ReplicaAssignment.assign(
-          metadata.image().brokers().values(),
-          count - topic.partitions(),
-          topic.replicas(0).size(),
-          0);
+      if (added == null) {
+        ReplicaAssignment.assign(
+            metadata.image().assignableBrokers(), additional, topic.replicas(0).size(), 0);
+      }
       return topic;
     }
-    return metadata.addPartitions(name, count);
+    return metadata.addPartitions(name, count, added);
   }
 
   CompletableFuture<DeleteTopicsResponse> delete(RequestContext context, AbstractRequest request) {

@@ -1,0 +1,417 @@
+package io.tidelog.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsAssignment;
+import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
+import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopicCollection;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableReplicaAssignment;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableReplicaAssignmentCollection;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfig;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfigCollection;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.AlterConfigsRequest;
+import org.apache.kafka.common.requests.AlterConfigsResponse;
+import org.apache.kafka.common.requests.CreatePartitionsRequest;
+import org.apache.kafka.common.requests.CreatePartitionsResponse;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
+import org.apache.kafka.common.requests.IncrementalAlterConfigsResponse;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Malformed and manual admin requests, sent as raw frames to Apache Kafka 4.1 and to Tidelog (both
+ * one broker, node 1), must get the same error code for every topic, and the same topics must exist
+ * afterwards: duplicate names, invalid names, invalid configs, impossible replication factors and
+ * partition counts, {@code validateOnly}, manual replica assignments (issue 20). Each case is a
+ * row: a request and the topics it names.
+ */
+class AdminDifferentialIT {
+  @TempDir static Path kafkaDir;
+  @TempDir static Path tidelogDir;
+  static ApacheKafka kafka;
+  static TestBroker tidelog;
+
+  @BeforeAll
+  static void start() throws Exception {
+    kafka = ApacheKafka.start(kafkaDir);
+    tidelog = TestBroker.start(tidelogDir, Map.of("node.id", "1"));
+    for (int port : ports()) {
+      try (Admin admin = admin(port)) {
+        admin
+            .createTopics(
+                List.of(
+                    new NewTopic("existing", 1, (short) 1), new NewTopic("grown", 1, (short) 1)))
+            .all()
+            .get();
+      }
+    }
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    try (ApacheKafka k = kafka;
+        TestBroker t = tidelog) {
+      // both closed
+    }
+  }
+
+  private static List<Integer> ports() {
+    return List.of(kafka.port, tidelog.port);
+  }
+
+  private static Admin admin(int port) {
+    return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port));
+  }
+
+  /** What a client sees of a request, and of the topics it names afterwards. */
+  record View(List<String> results, Set<String> existing) {}
+
+  /**
+   * Sends {@code request} to Kafka and to Tidelog; requires the same error code per result (in
+   * order of name) and the same of {@code names} to exist afterwards; returns Tidelog's view.
+   */
+  private static <R extends AbstractResponse> View same(
+      AbstractRequest request, Function<R, List<String>> results, String... names)
+      throws Exception {
+    List<View> views = new ArrayList<>();
+    for (int port : ports()) {
+      List<String> answered;
+      try (RawKafkaClient client = new RawKafkaClient(port, 60_000)) {
+        @SuppressWarnings("unchecked")
+        R response = (R) client.send(request);
+        answered = results.apply(response).stream().sorted().toList();
+      }
+      Set<String> existing;
+      try (Admin admin = admin(port)) {
+        existing = new java.util.TreeSet<>(admin.listTopics().names().get());
+      }
+      existing.retainAll(Set.of(names));
+      views.add(new View(answered, existing));
+    }
+    assertThat(views.get(1)).as("Tidelog's answer, against Apache Kafka's").isEqualTo(views.get(0));
+    return views.get(1);
+  }
+
+  private static List<String> created(CreateTopicsResponse response) {
+    return response.data().topics().stream()
+        .map(t -> t.name() + " " + Errors.forCode(t.errorCode()))
+        .toList();
+  }
+
+  private static List<String> grown(CreatePartitionsResponse response) {
+    return response.data().results().stream()
+        .map(t -> t.name() + " " + Errors.forCode(t.errorCode()))
+        .toList();
+  }
+
+  private static CreateTopicsRequest createTopics(boolean validateOnly, CreatableTopic... topics) {
+    CreatableTopicCollection collection = new CreatableTopicCollection();
+    for (CreatableTopic topic : topics) {
+      collection.add(topic);
+    }
+    return new CreateTopicsRequest.Builder(
+            new CreateTopicsRequestData()
+                .setTopics(collection)
+                .setTimeoutMs(30_000)
+                .setValidateOnly(validateOnly))
+        .build((short) 7);
+  }
+
+  private static CreatableTopic topic(String name, int partitions, int replicationFactor) {
+    return new CreatableTopic()
+        .setName(name)
+        .setNumPartitions(partitions)
+        .setReplicationFactor((short) replicationFactor);
+  }
+
+  private static CreatableTopic withConfig(CreatableTopic topic, String key, String value) {
+    CreatableTopicConfigCollection configs = new CreatableTopicConfigCollection();
+    configs.add(new CreatableTopicConfig().setName(key).setValue(value));
+    return topic.setConfigs(configs);
+  }
+
+  /** A topic of a manual assignment: partition i on the brokers of {@code replicas[i]}. */
+  private static CreatableTopic assigned(
+      String name, int[] partitions, List<List<Integer>> replicas) {
+    CreatableReplicaAssignmentCollection assignments = new CreatableReplicaAssignmentCollection();
+    for (int i = 0; i < partitions.length; i++) {
+      assignments.add(
+          new CreatableReplicaAssignment()
+              .setPartitionIndex(partitions[i])
+              .setBrokerIds(replicas.get(i)));
+    }
+    return topic(name, -1, -1).setAssignments(assignments);
+  }
+
+  @Test
+  void aNameGivenTwiceIsRefusedOnceAndTheOthersAreCreated() throws Exception {
+    View view =
+        same(
+            createTopics(false, topic("dup-a", 1, 1), topic("dup-b", 1, 1), topic("dup-b", 1, 1)),
+            AdminDifferentialIT::created,
+            "dup-a",
+            "dup-b");
+    assertThat(view.results()).containsExactly("dup-a NONE", "dup-b INVALID_REQUEST");
+    assertThat(view.existing()).containsExactly("dup-a");
+  }
+
+  @Test
+  void invalidNamesConfigsAndSizesAreRefusedPerTopic() throws Exception {
+    View view =
+        same(
+            createTopics(
+                false,
+                topic("", 1, 1),
+                topic("bad name", 1, 1),
+                topic(".", 1, 1),
+                topic("..", 1, 1),
+                topic("x".repeat(250), 1, 1),
+                withConfig(topic("cfg-value", 1, 1), "retention.ms", "soon"),
+                withConfig(topic("cfg-unknown", 1, 1), "no.such.config", "1"),
+                withConfig(topic("cfg-range", 1, 1), "min.insync.replicas", "0"),
+                topic("rf-large", 1, 3),
+                topic("rf-zero", 1, 0),
+                topic("rf-negative", 1, -2),
+                topic("partitions-zero", 0, 1),
+                topic("partitions-negative", -2, 1),
+                topic("existing", 1, 1),
+                topic("defaults", -1, -1),
+                topic("fine", 2, 1)),
+            AdminDifferentialIT::created,
+            "cfg-value",
+            "rf-large",
+            "partitions-zero",
+            "defaults",
+            "fine");
+    assertThat(view.results())
+        .contains(
+            " INVALID_TOPIC_EXCEPTION",
+            "bad name INVALID_TOPIC_EXCEPTION",
+            "cfg-value INVALID_CONFIG",
+            "cfg-unknown INVALID_CONFIG",
+            "rf-large INVALID_REPLICATION_FACTOR",
+            "partitions-zero INVALID_PARTITIONS",
+            "existing TOPIC_ALREADY_EXISTS",
+            "fine NONE");
+    assertThat(view.existing()).containsExactlyInAnyOrder("defaults", "fine");
+  }
+
+  @Test
+  void validateOnlyAnswersAsACreationWouldAndCreatesNothing() throws Exception {
+    View view =
+        same(
+            createTopics(
+                true,
+                topic("vo-fine", 3, 1),
+                topic("vo-zero", 0, 1),
+                topic("vo-large", 1, 2),
+                topic("existing", 1, 1),
+                assigned("vo-assigned", new int[] {0}, List.of(List.of(1)))),
+            AdminDifferentialIT::created,
+            "vo-fine",
+            "vo-assigned");
+    assertThat(view.results()).contains("vo-fine NONE", "existing TOPIC_ALREADY_EXISTS");
+    assertThat(view.existing()).isEmpty();
+  }
+
+  @Test
+  void manualAssignmentsAreCheckedAsKafkasControllerChecksThem() throws Exception {
+    View view =
+        same(
+            createTopics(
+                false,
+                assigned("ma-fine", new int[] {0, 1}, List.of(List.of(1), List.of(1))),
+                assigned("ma-rf-set", new int[] {0}, List.of(List.of(1)))
+                    .setReplicationFactor((short) 1),
+                assigned("ma-partitions-set", new int[] {0}, List.of(List.of(1)))
+                    .setNumPartitions(1),
+                assigned("ma-gap", new int[] {0, 2}, List.of(List.of(1), List.of(1))),
+                assigned("ma-unknown-broker", new int[] {0}, List.of(List.of(7))),
+                assigned("ma-twice", new int[] {0}, List.of(List.of(1, 1))),
+                assigned("ma-empty", new int[] {0}, List.of(List.of()))),
+            AdminDifferentialIT::created,
+            "ma-fine",
+            "ma-gap",
+            "ma-unknown-broker");
+    assertThat(view.results())
+        .contains(
+            "ma-fine NONE",
+            "ma-rf-set INVALID_REQUEST",
+            "ma-gap INVALID_REPLICA_ASSIGNMENT",
+            "ma-unknown-broker INVALID_REPLICA_ASSIGNMENT",
+            "ma-twice INVALID_REPLICA_ASSIGNMENT",
+            "ma-empty INVALID_REPLICA_ASSIGNMENT");
+    assertThat(view.existing()).containsExactly("ma-fine");
+    try (Admin admin = admin(tidelog.port)) {
+      assertThat(
+              admin
+                  .describeTopics(List.of("ma-fine"))
+                  .allTopicNames()
+                  .get()
+                  .get("ma-fine")
+                  .partitions())
+          .hasSize(2)
+          .allSatisfy(p -> assertThat(p.replicas()).extracting(n -> n.id()).containsExactly(1));
+    }
+  }
+
+  private static CreatePartitionsRequest createPartitions(CreatePartitionsTopic... topics) {
+    CreatePartitionsTopicCollection collection = new CreatePartitionsTopicCollection();
+    for (CreatePartitionsTopic topic : topics) {
+      collection.add(topic);
+    }
+    return new CreatePartitionsRequest.Builder(
+            new CreatePartitionsRequestData().setTopics(collection).setTimeoutMs(30_000))
+        .build((short) 3);
+  }
+
+  private static CreatePartitionsTopic grow(String name, int count, List<List<Integer>> replicas) {
+    return new CreatePartitionsTopic()
+        .setName(name)
+        .setCount(count)
+        .setAssignments(
+            replicas == null
+                ? null
+                : replicas.stream()
+                    .map(r -> new CreatePartitionsAssignment().setBrokerIds(r))
+                    .toList());
+  }
+
+  @Test
+  void createPartitionsRefusesPerTopicAndTakesManualAssignments() throws Exception {
+    View view =
+        same(
+            createPartitions(
+                grow("grown", 3, List.of(List.of(1), List.of(1))),
+                grow("existing", 1, null),
+                grow("existing", 1, null),
+                grow("no-such-topic", 2, null),
+                grow("dup-a", 0, null)),
+            AdminDifferentialIT::grown,
+            "grown");
+    assertThat(view.results())
+        .contains(
+            "grown NONE", "existing INVALID_REQUEST", "no-such-topic UNKNOWN_TOPIC_OR_PARTITION");
+    same(
+        createPartitions(
+            grow("grown", 3, null),
+            grow("ma-fine", 4, List.of(List.of(1))),
+            grow("defaults", 2, List.of(List.of(7))),
+            grow("fine", 3, List.of(List.of(1, 1)))),
+        AdminDifferentialIT::grown);
+  }
+
+  /** Kafka's own kafka-topics with --replica-assignment, on create and on alter, on both. */
+  @Test
+  void kafkaTopicsCreatesAndGrowsTopicsOfAManualAssignment() throws Exception {
+    for (int port : ports()) {
+      String bootstrap = "127.0.0.1:" + port;
+      ApacheKafka.ToolRun create =
+          ApacheKafka.tool(
+              "",
+              "org.apache.kafka.tools.TopicCommand",
+              "--bootstrap-server",
+              bootstrap,
+              "--create",
+              "--topic",
+              "cli-assigned",
+              "--replica-assignment",
+              "1,1");
+      assertThat(create.exitStatus()).as(create.output()).isZero();
+      ApacheKafka.ToolRun alter =
+          ApacheKafka.tool(
+              "",
+              "org.apache.kafka.tools.TopicCommand",
+              "--bootstrap-server",
+              bootstrap,
+              "--alter",
+              "--topic",
+              "cli-assigned",
+              "--partitions",
+              "3",
+              "--replica-assignment",
+              "1,1,1");
+      assertThat(alter.exitStatus()).as(alter.output()).isZero();
+      ApacheKafka.ToolRun describe =
+          ApacheKafka.tool(
+              "",
+              "org.apache.kafka.tools.TopicCommand",
+              "--bootstrap-server",
+              bootstrap,
+              "--describe",
+              "--topic",
+              "cli-assigned");
+      assertThat(describe.output())
+          .as("port " + port)
+          .contains("PartitionCount: 3")
+          .contains("Partition: 2\tLeader: 1\tReplicas: 1\tIsr: 1");
+    }
+  }
+
+  @Test
+  void alterConfigsOfTopicsRefusesPerResource() throws Exception {
+    IncrementalAlterConfigsRequestData incremental = new IncrementalAlterConfigsRequestData();
+    for (String[] change :
+        List.of(
+            new String[] {"existing", "retention.ms", "soon"},
+            new String[] {"grown", "no.such.config", "1"},
+            new String[] {"no-such-topic", "retention.ms", "1000"},
+            new String[] {"fine", "retention.ms", "1000"})) {
+      var configs = new IncrementalAlterConfigsRequestData.AlterableConfigCollection();
+      configs.add(
+          new IncrementalAlterConfigsRequestData.AlterableConfig()
+              .setName(change[1])
+              .setValue(change[2])
+              .setConfigOperation((byte) 0));
+      incremental
+          .resources()
+          .add(
+              new IncrementalAlterConfigsRequestData.AlterConfigsResource()
+                  .setResourceType(ConfigResource.Type.TOPIC.id())
+                  .setResourceName(change[0])
+                  .setConfigs(configs));
+    }
+    View view =
+        same(
+            new IncrementalAlterConfigsRequest.Builder(incremental).build((short) 1),
+            (IncrementalAlterConfigsResponse r) ->
+                r.data().responses().stream()
+                    .map(x -> x.resourceName() + " " + Errors.forCode(x.errorCode()))
+                    .toList());
+    assertThat(view.results()).contains("fine NONE", "existing INVALID_CONFIG");
+
+    Map<ConfigResource, AlterConfigsRequest.Config> legacy =
+        Map.of(
+            new ConfigResource(ConfigResource.Type.TOPIC, "grown"),
+            new AlterConfigsRequest.Config(
+                List.of(new AlterConfigsRequest.ConfigEntry("retention.ms", "x"))));
+    same(
+        new AlterConfigsRequest.Builder(legacy, false).build((short) 1),
+        (AlterConfigsResponse r) ->
+            r.data().responses().stream()
+                .map(x -> x.resourceName() + " " + Errors.forCode(x.errorCode()))
+                .toList());
+  }
+}
