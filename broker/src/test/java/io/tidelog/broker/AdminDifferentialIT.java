@@ -323,6 +323,95 @@ class AdminDifferentialIT {
         AdminDifferentialIT::grown);
   }
 
+  /** A value other than the default for each of Kafka 4.1's 33 topic configs. */
+  static final Map<String, String> EVERY_TOPIC_CONFIG =
+      Map.ofEntries(
+          Map.entry("cleanup.policy", "compact"),
+          Map.entry("compression.gzip.level", "5"),
+          Map.entry("compression.lz4.level", "10"),
+          Map.entry("compression.type", "gzip"),
+          Map.entry("compression.zstd.level", "5"),
+          Map.entry("delete.retention.ms", "3600000"),
+          Map.entry("file.delete.delay.ms", "30000"),
+          Map.entry("flush.messages", "10000"),
+          Map.entry("flush.ms", "60000"),
+          Map.entry("follower.replication.throttled.replicas", "0:1"),
+          Map.entry("index.interval.bytes", "8192"),
+          Map.entry("leader.replication.throttled.replicas", "0:1"),
+          Map.entry("local.retention.bytes", "-2"),
+          Map.entry("local.retention.ms", "-2"),
+          Map.entry("max.compaction.lag.ms", "86400000"),
+          Map.entry("max.message.bytes", "2097152"),
+          Map.entry("message.timestamp.after.max.ms", "7200000"),
+          Map.entry("message.timestamp.before.max.ms", "86400000"),
+          Map.entry("message.timestamp.type", "LogAppendTime"),
+          Map.entry("min.cleanable.dirty.ratio", "0.3"),
+          Map.entry("min.compaction.lag.ms", "1000"),
+          Map.entry("min.insync.replicas", "1"),
+          Map.entry("preallocate", "true"),
+          Map.entry("remote.log.copy.disable", "false"),
+          Map.entry("remote.log.delete.on.disable", "false"),
+          Map.entry("remote.storage.enable", "false"),
+          Map.entry("retention.bytes", "1073741824"),
+          Map.entry("retention.ms", "86400000"),
+          Map.entry("segment.bytes", "536870912"),
+          Map.entry("segment.index.bytes", "5242880"),
+          Map.entry("segment.jitter.ms", "1000"),
+          Map.entry("segment.ms", "3600000"),
+          Map.entry("unclean.leader.election.enable", "true"));
+
+  /**
+   * kafka-topics --create with every topic config of Kafka 4.1 at once succeeds on both, and
+   * DescribeConfigs then gives the same overrides and the same topic configs in all.
+   */
+  @Test
+  void kafkaTopicsCreatesATopicWithEveryTopicConfig() throws Exception {
+    List<Map<String, String>> overrides = new ArrayList<>();
+    List<Set<String>> names = new ArrayList<>();
+    for (int port : ports()) {
+      List<String> args =
+          new ArrayList<>(
+              List.of(
+                  "org.apache.kafka.tools.TopicCommand",
+                  "--bootstrap-server",
+                  "127.0.0.1:" + port,
+                  "--create",
+                  "--topic",
+                  "every-config",
+                  "--partitions",
+                  "1",
+                  "--replication-factor",
+                  "1"));
+      EVERY_TOPIC_CONFIG.forEach(
+          (key, value) -> args.addAll(List.of("--config", key + "=" + value)));
+      ApacheKafka.ToolRun create = ApacheKafka.tool("", args.toArray(String[]::new));
+      assertThat(create.exitStatus()).as(create.output()).isZero();
+      try (Admin admin = admin(port)) {
+        ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "every-config");
+        var entries = admin.describeConfigs(List.of(topic)).all().get().get(topic).entries();
+        Map<String, String> dynamic = new java.util.TreeMap<>();
+        Set<String> all = new java.util.TreeSet<>();
+        for (var entry : entries) {
+          all.add(entry.name());
+          if (entry.source()
+              == org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
+            dynamic.put(entry.name(), entry.value());
+          }
+        }
+        overrides.add(dynamic);
+        names.add(all);
+      }
+    }
+    assertThat(overrides.get(1))
+        .isEqualTo(overrides.get(0))
+        .isEqualTo(new java.util.TreeMap<>(EVERY_TOPIC_CONFIG));
+    // Tidelog describes one more, its own limit on what a batch decompresses to
+    assertThat(names.get(1)).containsAll(names.get(0));
+    Set<String> extra = new java.util.TreeSet<>(names.get(1));
+    extra.removeAll(names.get(0));
+    assertThat(extra).containsExactly("tidelog.max.uncompressed.message.bytes");
+  }
+
   /** Kafka's own kafka-topics with --replica-assignment, on create and on alter, on both. */
   @Test
   void kafkaTopicsCreatesAndGrowsTopicsOfAManualAssignment() throws Exception {

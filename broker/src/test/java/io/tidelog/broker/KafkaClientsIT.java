@@ -188,7 +188,7 @@ class KafkaClientsIT {
                     .configs(
                         Map.of(
                             "cleanup.policy", "compact",
-                            "segment.bytes", "1024",
+                            "internal.segment.bytes", "1024",
                             "segment.ms", "1000",
                             "min.cleanable.dirty.ratio", "0.01",
                             "delete.retention.ms", "0"))))

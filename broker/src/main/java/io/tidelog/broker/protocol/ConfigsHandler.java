@@ -129,8 +129,7 @@ public final class ConfigsHandler {
     switch (ConfigResource.Type.forId(resource.resourceType())) {
       case TOPIC -> {
         TopicMetadata topic = topic(resource.resourceName());
-        TopicConfigs.CONFIG_DEF
-            .configKeys()
+        TopicConfigs.describable()
             .forEach(
                 (key, def) -> {
                   String override = topic.configs().get(key);

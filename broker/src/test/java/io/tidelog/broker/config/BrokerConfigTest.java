@@ -121,14 +121,14 @@ class BrokerConfigTest {
 
   @Test
   void topicConfigsLayerKafkaDefaultsBrokerDefaultsAndOverrides() {
-    Map<String, String> brokerDefaults = Map.of("retention.ms", "1000", "segment.bytes", "2000");
+    Map<String, String> brokerDefaults = Map.of("retention.ms", "1000", "segment.bytes", "2097152");
 
     var config =
         TopicConfigs.logConfig(
             brokerDefaults, Map.of("retention.ms", "5000", "min.insync.replicas", "2"));
 
     assertThat(config.retentionMs()).isEqualTo(5000);
-    assertThat(config.segmentBytes()).isEqualTo(2000);
+    assertThat(config.segmentBytes()).isEqualTo(2097152);
     assertThat(config.maxMessageBytes()).isEqualTo(1048588);
     assertThrows(
         ConfigException.class,
@@ -140,7 +140,14 @@ class BrokerConfigTest {
         () -> TopicConfigs.validate(brokerDefaults, Map.of("retention.mss", "1")));
     TopicConfigs.validate(brokerDefaults, Map.of("unclean.leader.election.enable", "true"));
     assertThat(List.of(TopicConfigs.CONFIG_DEF.names().toArray()))
-        .contains("min.insync.replicas", "segment.ms");
+        .contains("min.insync.replicas", "segment.ms", "compression.type", "preallocate");
+    // Kafka's 1 MiB minimum of segment.bytes, and its internal.segment.bytes for tests below it
+    assertThrows(
+        ConfigException.class,
+        () -> TopicConfigs.validate(Map.of(), Map.of("segment.bytes", "1024")));
+    TopicConfigs.validate(Map.of(), Map.of("internal.segment.bytes", "1024"));
+    assertThat(TopicConfigs.logConfig(Map.of(), Map.of("internal.segment.bytes", "1024")))
+        .matches(c -> c.segmentBytes() == 1024);
   }
 
   @Test
