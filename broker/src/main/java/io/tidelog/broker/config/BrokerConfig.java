@@ -167,6 +167,10 @@ public final class BrokerConfig {
           Map.entry(
               LogConfig.MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG,
               LogConfig.MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG),
+          Map.entry("compression.type", TopicConfig.COMPRESSION_TYPE_CONFIG),
+          Map.entry("compression.gzip.level", TopicConfig.COMPRESSION_GZIP_LEVEL_CONFIG),
+          Map.entry("compression.lz4.level", TopicConfig.COMPRESSION_LZ4_LEVEL_CONFIG),
+          Map.entry("compression.zstd.level", TopicConfig.COMPRESSION_ZSTD_LEVEL_CONFIG),
           Map.entry("min.insync.replicas", TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG),
           Map.entry(
               "unclean.leader.election.enable", TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG));

@@ -12,6 +12,7 @@ import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.ValidList;
 import org.apache.kafka.common.config.ConfigDef.ValidString;
@@ -28,6 +29,9 @@ import org.apache.kafka.common.record.TimestampType;
  * append is then in the operating system's page cache when it returns: it survives the broker
  * process being killed, but not the machine losing power. Durability against machine loss comes
  * from replication to other brokers; set {@code flush.messages=1} to fsync every append instead.
+ *
+ * <p>{@code compression} is the codec (with its level) that batches are stored in, from {@code
+ * compression.type} and its level configs; null for {@code producer}: as the producer sent them.
  */
 public record LogConfig(
     int segmentBytes,
@@ -44,7 +48,8 @@ public record LogConfig(
     long deleteRetentionMs,
     double minCleanableDirtyRatio,
     long minCompactionLagMs,
-    int maxUncompressedMessageBytes) {
+    int maxUncompressedMessageBytes,
+    Compression compression) {
 
   /**
    * Tidelog's limit on what one record batch may decompress to (Kafka has none): {@code
@@ -163,7 +168,16 @@ public record LogConfig(
               MEDIUM,
               "The most bytes a compressed record batch may hold once decompressed; a produce"
                   + " of more fails with MESSAGE_TOO_LARGE, checked while decompressing, so a"
-                  + " compression bomb costs neither memory nor more than this much work.");
+                  + " compression bomb costs neither memory nor more than this much work.")
+          .define(kafkas(TopicConfig.COMPRESSION_TYPE_CONFIG))
+          .define(kafkas(TopicConfig.COMPRESSION_GZIP_LEVEL_CONFIG))
+          .define(kafkas(TopicConfig.COMPRESSION_LZ4_LEVEL_CONFIG))
+          .define(kafkas(TopicConfig.COMPRESSION_ZSTD_LEVEL_CONFIG));
+
+  /** Kafka's own definition of topic config {@code name}: its type, default and check. */
+  private static ConfigDef.ConfigKey kafkas(String name) {
+    return org.apache.kafka.storage.internals.log.LogConfig.configKeys().get(name);
+  }
 
   public static final LogConfig DEFAULTS = parse(Map.of());
 
@@ -190,7 +204,31 @@ public record LogConfig(
         (Long) v.get(TopicConfig.DELETE_RETENTION_MS_CONFIG),
         (Double) v.get(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
         (Long) v.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
-        (Integer) v.get(MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG));
+        (Integer) v.get(MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG),
+        compression(v));
+  }
+
+  /** The codec of {@code compression.type} at its level, or null for {@code producer}. */
+  private static Compression compression(Map<String, Object> v) {
+    String type = (String) v.get(TopicConfig.COMPRESSION_TYPE_CONFIG);
+    return switch (type) {
+      case "producer" -> null;
+      case "uncompressed" -> Compression.NONE;
+      case "gzip" ->
+          Compression.gzip()
+              .level((Integer) v.get(TopicConfig.COMPRESSION_GZIP_LEVEL_CONFIG))
+              .build();
+      case "lz4" ->
+          Compression.lz4()
+              .level((Integer) v.get(TopicConfig.COMPRESSION_LZ4_LEVEL_CONFIG))
+              .build();
+      case "zstd" ->
+          Compression.zstd()
+              .level((Integer) v.get(TopicConfig.COMPRESSION_ZSTD_LEVEL_CONFIG))
+              .build();
+      case "snappy" -> Compression.snappy().build();
+      default -> throw new ConfigException(TopicConfig.COMPRESSION_TYPE_CONFIG, type);
+    };
   }
 
   /** {@code cleanup.policy} holds {@code delete}: retention deletes old segments. */

@@ -1,17 +1,21 @@
 package io.tidelog.broker.log;
 
+import java.nio.ByteBuffer;
 import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.record.CompressionType;
 import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.ByteBufferOutputStream;
 import org.apache.kafka.common.utils.CloseableIterator;
 
 /**
@@ -136,6 +140,59 @@ final class LogValidator {
           "The batch declares " + count + " records but holds " + seen);
     }
     return count;
+  }
+
+  /**
+   * The validated batches of a producer as the log stores them: as they are, unless the topic's
+   * {@code compression.type} names a codec and a batch is in another; such a batch is written again
+   * in that codec (at its level), each record with its offset delta, timestamp, key, value and
+   * headers, and the batch with its producer id, epoch, base sequence and transactional flag, as
+   * Kafka's log validator does. Batches already in the codec are copied as they are.
+   */
+  MemoryRecords stored(MemoryRecords records, LogConfig config) {
+    Compression target = config.compression();
+    if (target == null) {
+      return records;
+    }
+    boolean allInTarget = true;
+    for (MutableRecordBatch batch : records.batches()) {
+      allInTarget &= batch.compressionType() == target.type() || batch.isControlBatch();
+    }
+    if (allInTarget) {
+      return records;
+    }
+    ByteBufferOutputStream out = new ByteBufferOutputStream(records.sizeInBytes());
+    for (MutableRecordBatch batch : records.batches()) {
+      if (batch.compressionType() == target.type() || batch.isControlBatch()) {
+        batch.writeTo(out);
+        continue;
+      }
+      MemoryRecordsBuilder builder =
+          new MemoryRecordsBuilder(
+              out,
+              RecordBatch.MAGIC_VALUE_V2,
+              target,
+              TimestampType.CREATE_TIME,
+              batch.baseOffset(),
+              RecordBatch.NO_TIMESTAMP,
+              batch.producerId(),
+              batch.producerEpoch(),
+              batch.baseSequence(),
+              batch.isTransactional(),
+              false,
+              batch.partitionLeaderEpoch(),
+              Integer.MAX_VALUE);
+      try (CloseableIterator<Record> it = batch.streamingIterator(bufferSupplier)) {
+        while (it.hasNext()) {
+          Record record = it.next();
+          builder.appendWithOffset(record.offset(), record);
+        }
+      }
+      builder.close();
+    }
+    ByteBuffer buffer = out.buffer();
+    buffer.flip();
+    return MemoryRecords.readableRecords(buffer.slice());
   }
 
   /**

@@ -295,7 +295,8 @@ public final class PartitionLog implements AutoCloseable {
 
   /**
    * Validates {@code records}, assigns them the next offsets and stamps {@code leaderEpoch} in,
-   * then appends them. The batches are changed in place.
+   * then appends them, in the topic's {@code compression.type} when it names a codec. The batches
+   * are changed in place, or written again in that codec.
    *
    * @throws org.apache.kafka.common.InvalidRecordException and the other validation errors of
    *     {@link LogValidator#validate}; nothing is written then
@@ -322,10 +323,11 @@ public final class PartitionLog implements AutoCloseable {
     }
     long firstOffset = logEndOffset;
     TimestampType timestampType = config.messageTimestampType();
+    MemoryRecords stored = validator.stored(records, config);
     long maxTimestamp =
-        LogValidator.assignOffsets(records, firstOffset, leaderEpoch, timestampType, nowMs);
+        LogValidator.assignOffsets(stored, firstOffset, leaderEpoch, timestampType, nowMs);
     return write(
-        records,
+        stored,
         validated,
         maxTimestamp,
         timestampType == TimestampType.LOG_APPEND_TIME ? nowMs : -1L,

@@ -31,10 +31,12 @@ import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.record.CompressionType;
 import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.record.TimestampType;
@@ -66,8 +68,13 @@ class PartitionLogTest {
   }
 
   private PartitionLog open(Map<String, ?> configs, LoadState state) throws IOException {
+    return open("orders-0", configs, state);
+  }
+
+  private PartitionLog open(String partition, Map<String, ?> configs, LoadState state)
+      throws IOException {
     PartitionLog log =
-        PartitionLog.open(logDir.resolve("orders-0"), LogConfig.parse(configs), state, services);
+        PartitionLog.open(logDir.resolve(partition), LogConfig.parse(configs), state, services);
     opened.add(log);
     return log;
   }
@@ -277,6 +284,92 @@ class PartitionLogTest {
     buffer.put(records.buffer().duplicate());
     buffer.put(new byte[extra]).flip();
     return MemoryRecords.readableRecords(buffer);
+  }
+
+  /**
+   * compression.type stores batches in its codec: an uncompressed idempotent batch is written again
+   * in gzip with its records (offsets, timestamps, keys, values, headers) and its producer id,
+   * epoch and sequence; a zstd batch is written uncompressed for "uncompressed"; "producer" keeps
+   * each batch as sent.
+   */
+  @Test
+  void compressionTypeStoresBatchesInItsCodec() throws IOException {
+    SimpleRecord withHeader =
+        new SimpleRecord(
+            T0 + 7,
+            "k".getBytes(StandardCharsets.UTF_8),
+            "with header".getBytes(StandardCharsets.UTF_8),
+            new org.apache.kafka.common.header.Header[] {
+              new org.apache.kafka.common.header.internals.RecordHeader(
+                  "h", "v".getBytes(StandardCharsets.UTF_8))
+            });
+    MemoryRecords sent =
+        MemoryRecords.withIdempotentRecords(
+            Compression.NONE,
+            9L,
+            (short) 2,
+            0,
+            new SimpleRecord(T0, "plain".getBytes(StandardCharsets.UTF_8)),
+            withHeader);
+    PartitionLog gzip = open(Map.of("compression.type", "gzip", "compression.gzip.level", "9"));
+    gzip.append(batch(T0, "first"), 0);
+    LogAppendInfo info = gzip.append(sent, 3);
+    assertThat(info.firstOffset()).isEqualTo(1);
+    assertThat(info.lastOffset()).isEqualTo(2);
+    List<RecordBatch> stored = new ArrayList<>();
+    gzip.read(0, Integer.MAX_VALUE, Long.MAX_VALUE).records().batches().forEach(stored::add);
+    assertThat(stored).extracting(RecordBatch::compressionType).containsOnly(CompressionType.GZIP);
+    RecordBatch idempotent = stored.get(1);
+    idempotent.ensureValid();
+    assertThat(idempotent.producerId()).isEqualTo(9L);
+    assertThat(idempotent.producerEpoch()).isEqualTo((short) 2);
+    assertThat(idempotent.baseSequence()).isZero();
+    assertThat(idempotent.partitionLeaderEpoch()).isEqualTo(3);
+    List<Record> records = new ArrayList<>();
+    idempotent.forEach(records::add);
+    assertThat(records).extracting(Record::offset).containsExactly(1L, 2L);
+    assertThat(records.get(1).timestamp()).isEqualTo(T0 + 7);
+    assertThat(StandardCharsets.UTF_8.decode(records.get(1).key()).toString()).isEqualTo("k");
+    assertThat(records.get(1).headers()).hasSize(1);
+    // the producer's retry of it is a duplicate still
+    assertThat(
+            gzip.append(
+                    MemoryRecords.withIdempotentRecords(
+                        Compression.NONE,
+                        9L,
+                        (short) 2,
+                        0,
+                        new SimpleRecord(T0, "plain".getBytes(StandardCharsets.UTF_8)),
+                        withHeader),
+                    3)
+                .firstOffset())
+        .isEqualTo(1);
+
+    Compression zstd = Compression.zstd().build();
+    PartitionLog uncompressed =
+        open("uncompressed-0", Map.of("compression.type", "uncompressed"), LoadState.NEW);
+    uncompressed.append(
+        MemoryRecords.withRecords(zstd, new SimpleRecord(T0, null, new byte[100])), 0);
+    PartitionLog producer = open("producer-0", Map.of(), LoadState.NEW);
+    producer.append(MemoryRecords.withRecords(zstd, new SimpleRecord(T0, null, new byte[100])), 0);
+    assertThat(
+            uncompressed
+                .read(0, Integer.MAX_VALUE, Long.MAX_VALUE)
+                .records()
+                .batches()
+                .iterator()
+                .next()
+                .compressionType())
+        .isEqualTo(CompressionType.NONE);
+    assertThat(
+            producer
+                .read(0, Integer.MAX_VALUE, Long.MAX_VALUE)
+                .records()
+                .batches()
+                .iterator()
+                .next()
+                .compressionType())
+        .isEqualTo(CompressionType.ZSTD);
   }
 
   @Test
