@@ -98,6 +98,51 @@ class KafkaClientsIT {
     return records;
   }
 
+  /**
+   * A topic of compression.type=zstd stores what an uncompressed idempotent producer sends in zstd
+   * (its segment file says so), and a consumer reads every record back as sent.
+   */
+  @Test
+  void aTopicsCompressionTypeRecompressesWhatProducersSend() throws Exception {
+    admin
+        .createTopics(
+            List.of(
+                new NewTopic("zstd-topic", 1, (short) 1)
+                    .configs(Map.of("compression.type", "zstd"))))
+        .all()
+        .get();
+    try (KafkaProducer<byte[], byte[]> producer = producer("all", "none")) {
+      for (int i = 0; i < 100; i++) {
+        ProducerRecord<byte[], byte[]> record =
+            new ProducerRecord<>(
+                "zstd-topic",
+                ("k" + i).getBytes(StandardCharsets.UTF_8),
+                ("value " + i).repeat(20).getBytes(StandardCharsets.UTF_8));
+        record.headers().add("i", String.valueOf(i).getBytes(StandardCharsets.UTF_8));
+        producer.send(record);
+      }
+      producer.flush();
+    }
+    List<ConsumerRecord<byte[], byte[]>> read = readAll(new TopicPartition("zstd-topic", 0), 100);
+    assertThat(read).hasSize(100);
+    for (int i = 0; i < 100; i++) {
+      assertThat(new String(read.get(i).value(), StandardCharsets.UTF_8))
+          .isEqualTo(("value " + i).repeat(20));
+      assertThat(new String(read.get(i).headers().lastHeader("i").value(), StandardCharsets.UTF_8))
+          .isEqualTo(String.valueOf(i));
+    }
+    try (org.apache.kafka.common.record.FileRecords segment =
+        org.apache.kafka.common.record.FileRecords.open(
+            logDir.resolve("zstd-topic-0/00000000000000000000.log").toFile(), false)) {
+      assertThat(segment.batches())
+          .isNotEmpty()
+          .allSatisfy(
+              b ->
+                  assertThat(b.compressionType())
+                      .isEqualTo(org.apache.kafka.common.record.CompressionType.ZSTD));
+    }
+  }
+
   /** Every record from the log start to the end offset, stepping over compaction's gaps. */
   private static List<ConsumerRecord<byte[], byte[]>> readToEnd(TopicPartition tp) {
     List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
