@@ -30,6 +30,7 @@ import io.tidelog.broker.protocol.ClientQuotasHandler;
 import io.tidelog.broker.protocol.ConfigsHandler;
 import io.tidelog.broker.protocol.FetchHandler;
 import io.tidelog.broker.protocol.GroupHandler;
+import io.tidelog.broker.protocol.LogDirsHandler;
 import io.tidelog.broker.protocol.MetadataHandler;
 import io.tidelog.broker.protocol.OffsetsHandler;
 import io.tidelog.broker.protocol.ProduceHandler;
@@ -433,7 +434,8 @@ public final class Broker implements AutoCloseable {
             new GroupHandler(config.groupConfig(), metadata, topics, groups, authorization),
             new ScramCredentialsHandler(metadata, metadataExecutor, authorization),
             new AclsHandler(metadata, authorization, metadataExecutor),
-            new ClientQuotasHandler(metadata, metadataExecutor, authorization));
+            new ClientQuotasHandler(metadata, metadataExecutor, authorization),
+            new LogDirsHandler(replicas, authorization));
     AuthenticationMetrics authentications = new AuthenticationMetrics(registry);
     server =
         new SocketServer(

@@ -459,6 +459,56 @@ class AdminDifferentialIT {
     }
   }
 
+  /**
+   * kafka-log-dirs and Admin's describeLogDirs see, on both, the broker's one log directory with
+   * its file system's space, and a topic's replica with its bytes on disk and no lag.
+   */
+  @Test
+  void kafkaLogDirsDescribesTheReplicasOfEachDirectory() throws Exception {
+    for (int port : ports()) {
+      try (Admin admin = admin(port);
+          var producer =
+              new org.apache.kafka.clients.producer.KafkaProducer<String, String>(
+                  Map.of(
+                      "bootstrap.servers", "127.0.0.1:" + port,
+                      "key.serializer", "org.apache.kafka.common.serialization.StringSerializer",
+                      "value.serializer",
+                          "org.apache.kafka.common.serialization.StringSerializer"))) {
+        admin.createTopics(List.of(new NewTopic("sized", 1, (short) 1))).all().get();
+        for (int i = 0; i < 10; i++) {
+          producer
+              .send(new org.apache.kafka.clients.producer.ProducerRecord<>("sized", "r" + i))
+              .get();
+        }
+        var dirs = admin.describeLogDirs(List.of(1)).allDescriptions().get().get(1);
+        assertThat(dirs).hasSize(1);
+        var dir = dirs.values().iterator().next();
+        assertThat(dir.error()).isNull();
+        assertThat(dir.totalBytes().orElseThrow()).isPositive();
+        assertThat(dir.usableBytes().orElseThrow()).isPositive();
+        var sized = dir.replicaInfos().get(new org.apache.kafka.common.TopicPartition("sized", 0));
+        assertThat(sized.size()).isPositive();
+        assertThat(sized.offsetLag()).isZero();
+        assertThat(sized.isFuture()).isFalse();
+      }
+      ApacheKafka.ToolRun tool =
+          ApacheKafka.tool(
+              "",
+              "org.apache.kafka.tools.LogDirsCommand",
+              "--bootstrap-server",
+              "127.0.0.1:" + port,
+              "--describe",
+              "--topic-list",
+              "sized");
+      assertThat(tool.exitStatus()).as(tool.output()).isZero();
+      assertThat(tool.output())
+          .as("port " + port)
+          .contains("\"broker\":1")
+          .contains("\"partition\":\"sized-0\"")
+          .contains("\"offsetLag\":0");
+    }
+  }
+
   @Test
   void alterConfigsOfTopicsRefusesPerResource() throws Exception {
     IncrementalAlterConfigsRequestData incremental = new IncrementalAlterConfigsRequestData();

@@ -526,6 +526,18 @@ class AuthorizationDifferentialIT {
             List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE)),
             describeCluster(),
             "NONE ops=" + ops(AclOperation.DESCRIBE)));
+    cases.add(
+        new Case(
+            "describe log dirs, no ACL",
+            List.of(),
+            describeLogDirs(),
+            "CLUSTER_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "describe log dirs, DESCRIBE",
+            List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE)),
+            describeLogDirs(),
+            "NONE dirs=1"));
     cases.add(new Case("api versions, no ACL", List.of(), apiVersions(), "NONE"));
     cases.add(new Case("sync group, no ACL", List.of(), syncGroup(), "GROUP_AUTHORIZATION_FAILED"));
     cases.add(new Case("heartbeat, no ACL", List.of(), heartbeat(), "GROUP_AUTHORIZATION_FAILED"));
@@ -1210,6 +1222,20 @@ class AuthorizationDifferentialIT {
                                           .setSaltedPassword(saltedPassword))))
                       .build((short) 0));
       return Errors.forCode(response.data().results().get(0).errorCode()).name();
+    };
+  }
+
+  private static Probe describeLogDirs() {
+    return (alice, target) -> {
+      var response =
+          (org.apache.kafka.common.requests.DescribeLogDirsResponse)
+              alice.send(
+                  new org.apache.kafka.common.requests.DescribeLogDirsRequest.Builder(
+                          new org.apache.kafka.common.message.DescribeLogDirsRequestData()
+                              .setTopics(null))
+                      .build((short) 4));
+      Errors error = Errors.forCode(response.data().errorCode());
+      return error == Errors.NONE ? "NONE dirs=" + response.data().results().size() : error.name();
     };
   }
 

@@ -366,6 +366,13 @@ public final class LogManager implements AutoCloseable {
     this.allDirsOfflineListener = listener;
   }
 
+  /** Every log directory given at start, online or not. */
+  public Set<Path> logDirs() {
+    Set<Path> all = new java.util.TreeSet<>(liveDirs);
+    all.addAll(offlineDirs);
+    return all;
+  }
+
   public Set<Path> offlineDirs() {
     return Set.copyOf(offlineDirs);
   }

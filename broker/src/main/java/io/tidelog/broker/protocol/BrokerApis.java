@@ -12,4 +12,5 @@ public record BrokerApis(
     GroupHandler groups,
     ScramCredentialsHandler scramCredentials,
     AclsHandler acls,
-    ClientQuotasHandler quotas) {}
+    ClientQuotasHandler quotas,
+    LogDirsHandler logDirs) {}

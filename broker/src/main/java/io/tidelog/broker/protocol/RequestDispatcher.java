@@ -120,6 +120,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.DELETE_ACLS, apis.acls()::delete);
     serve(ApiKeys.ALTER_CLIENT_QUOTAS, apis.quotas()::alter);
     serve(ApiKeys.DESCRIBE_CLIENT_QUOTAS, apis.quotas()::describe);
+    serve(ApiKeys.DESCRIBE_LOG_DIRS, apis.logDirs()::describe);
     // where no authentication is under way (ClientSession runs those), as Kafka answers them
     serve(
         ApiKeys.SASL_HANDSHAKE,

@@ -187,7 +187,8 @@ final class Partition {
         log.logStartOffset(),
         highWatermark,
         log.logEndOffset(),
-        log.sizeInBytes());
+        log.sizeInBytes(),
+        log.dir().getParent().toString());
   }
 
   int leaderId() {

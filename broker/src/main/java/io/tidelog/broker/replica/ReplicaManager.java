@@ -286,6 +286,34 @@ public final class ReplicaManager implements AutoCloseable {
         .thenApply(done -> statuses.stream().map(CompletableFuture::join).toList());
   }
 
+  /**
+   * Each log directory of this broker ({@code log.dirs}): whether it is offline, and the size and
+   * free space of its file system, asked of the operating system on the first storage shard.
+   */
+  public CompletableFuture<List<LogDirStatus>> logDirStatuses() {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          Set<java.nio.file.Path> offline = logManager.offlineDirs();
+          List<LogDirStatus> dirs = new ArrayList<>();
+          for (java.nio.file.Path dir : logManager.logDirs()) {
+            if (offline.contains(dir)) {
+              dirs.add(new LogDirStatus(dir.toString(), true, -1, -1));
+              continue;
+            }
+            try {
+              java.nio.file.FileStore store = java.nio.file.Files.getFileStore(dir);
+              dirs.add(
+                  new LogDirStatus(
+                      dir.toString(), false, store.getTotalSpace(), store.getUsableSpace()));
+            } catch (IOException e) {
+              dirs.add(new LogDirStatus(dir.toString(), true, -1, -1));
+            }
+          }
+          return dirs;
+        },
+        shards[0]);
+  }
+
   /** This broker lost its registration: every leader here stops leading until told again. */
   public void resignAll() {
     partitions.forEach(

@@ -10,6 +10,7 @@ import org.apache.kafka.common.TopicPartition;
  * @param replicas the partition's assigned replicas
  * @param minInsyncReplicas the topic's {@code min.insync.replicas}
  * @param sizeBytes the size of the replica's log on disk
+ * @param logDir the absolute path of the log directory that holds it (one of {@code log.dirs})
  */
 public record ReplicaStatus(
     TopicPartition tp,
@@ -22,7 +23,8 @@ public record ReplicaStatus(
     long logStartOffset,
     long highWatermark,
     long logEndOffset,
-    long sizeBytes) {
+    long sizeBytes,
+    String logDir) {
 
   /** Leads, and some assigned replica is out of the ISR (Kafka's UnderReplicatedPartitions). */
   public boolean isUnderReplicated() {
