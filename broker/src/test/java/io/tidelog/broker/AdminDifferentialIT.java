@@ -16,11 +16,9 @@ import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsAssignment;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopicCollection;
-import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableReplicaAssignment;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableReplicaAssignmentCollection;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
-import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfig;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfigCollection;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
@@ -31,7 +29,6 @@ import org.apache.kafka.common.requests.AlterConfigsRequest;
 import org.apache.kafka.common.requests.AlterConfigsResponse;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
-import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsResponse;
@@ -126,19 +123,6 @@ class AdminDifferentialIT {
         .toList();
   }
 
-  private static CreateTopicsRequest createTopics(boolean validateOnly, CreatableTopic... topics) {
-    CreatableTopicCollection collection = new CreatableTopicCollection();
-    for (CreatableTopic topic : topics) {
-      collection.add(topic);
-    }
-    return new CreateTopicsRequest.Builder(
-            new CreateTopicsRequestData()
-                .setTopics(collection)
-                .setTimeoutMs(30_000)
-                .setValidateOnly(validateOnly))
-        .build((short) 7);
-  }
-
   private static CreatableTopic topic(String name, int partitions, int replicationFactor) {
     return new CreatableTopic()
         .setName(name)
@@ -169,7 +153,8 @@ class AdminDifferentialIT {
   void aNameGivenTwiceIsRefusedOnceAndTheOthersAreCreated() throws Exception {
     View view =
         same(
-            createTopics(false, topic("dup-a", 1, 1), topic("dup-b", 1, 1), topic("dup-b", 1, 1)),
+            KafkaDifferentialIT.createTopics(
+                false, topic("dup-a", 1, 1), topic("dup-b", 1, 1), topic("dup-b", 1, 1)),
             AdminDifferentialIT::created,
             "dup-a",
             "dup-b");
@@ -181,7 +166,7 @@ class AdminDifferentialIT {
   void invalidNamesConfigsAndSizesAreRefusedPerTopic() throws Exception {
     View view =
         same(
-            createTopics(
+            KafkaDifferentialIT.createTopics(
                 false,
                 topic("", 1, 1),
                 topic("bad name", 1, 1),
@@ -222,7 +207,7 @@ class AdminDifferentialIT {
   void validateOnlyAnswersAsACreationWouldAndCreatesNothing() throws Exception {
     View view =
         same(
-            createTopics(
+            KafkaDifferentialIT.createTopics(
                 true,
                 topic("vo-fine", 3, 1),
                 topic("vo-zero", 0, 1),
@@ -240,7 +225,7 @@ class AdminDifferentialIT {
   void manualAssignmentsAreCheckedAsKafkasControllerChecksThem() throws Exception {
     View view =
         same(
-            createTopics(
+            KafkaDifferentialIT.createTopics(
                 false,
                 assigned("ma-fine", new int[] {0, 1}, List.of(List.of(1), List.of(1))),
                 assigned("ma-rf-set", new int[] {0}, List.of(List.of(1)))

@@ -104,7 +104,8 @@ class KafkaDifferentialIT {
     assertThat(views.get(1)).as("Tidelog's answer, against Apache Kafka's").isEqualTo(views.get(0));
   }
 
-  private static CreateTopicsRequest createTopics(boolean validateOnly, CreatableTopic... topics) {
+  /** A CreateTopics v7 of {@code topics}, as a client may send it (names repeated, say). */
+  static CreateTopicsRequest createTopics(boolean validateOnly, CreatableTopic... topics) {
     CreatableTopicCollection collection = new CreatableTopicCollection();
     for (CreatableTopic topic : topics) {
       collection.add(topic);

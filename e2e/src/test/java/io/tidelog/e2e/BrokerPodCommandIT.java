@@ -10,7 +10,6 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tidelog.operator.OperatorSettings;
 import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.api.Cluster;
@@ -535,20 +534,7 @@ class BrokerPodCommandIT {
   }
 
   private static void createUser(KubernetesClient client, String name, String spec) {
-    client
-        .resource(
-            Serialization.unmarshal(
-                """
-                apiVersion: tidelog.io/v1alpha1
-                kind: User
-                metadata: {name: %s, namespace: %s, annotations: {}}
-                spec:
-                  clusterRef: {name: dev}
-                %s
-                """
-                    .formatted(name, NS, spec.indent(2)),
-                User.class))
-        .create();
+    client.resource(Resources.user(NS, name, "dev", spec)).create();
     await()
         .atMost(Duration.ofSeconds(60))
         .until(

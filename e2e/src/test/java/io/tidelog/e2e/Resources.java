@@ -46,6 +46,21 @@ final class Resources {
         Cluster.class);
   }
 
+  /** A User of Cluster {@code clusterName} in its namespace, with more {@code spec} lines. */
+  static io.tidelog.operator.api.User user(
+      String namespace, String name, String clusterName, String spec) {
+    return Serialization.unmarshal(
+        """
+        apiVersion: tidelog.io/v1alpha1
+        kind: User
+        metadata: {name: %s, namespace: %s, annotations: {}}
+        spec:
+          clusterRef: {name: %s}
+        %s"""
+            .formatted(name, namespace, clusterName, spec.indent(2)),
+        io.tidelog.operator.api.User.class);
+  }
+
   /** A Topic of Cluster {@code clusterNamespace/clusterName} with more {@code spec} lines. */
   static Topic topic(
       String namespace, String name, String spec, String clusterNamespace, String clusterName) {

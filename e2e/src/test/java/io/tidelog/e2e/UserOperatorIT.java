@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tidelog.operator.OperatorSettings;
 import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.api.Conditions;
@@ -75,16 +74,8 @@ class UserOperatorIT {
   void aUsersSecretServesItsClientsAndItsAclsQuotasAndCredentialFollowTheResource()
       throws Exception {
     try (DevCluster cluster = new DevCluster(dir, 1)) {
-      DevCluster.Result up =
-          cluster.run("up", "--secure", "--brokers", "1", "--port", String.valueOf(cluster.port));
-      assertThat(up.exitCode()).as(up.errors()).isZero();
-      String bootstrap = up.output().strip().lines().findFirst().orElseThrow();
-      Map<String, Object> adminSecurity = new HashMap<>();
-      Properties properties = new Properties();
-      try (Reader reader = Files.newBufferedReader(dir.resolve("client.properties"))) {
-        properties.load(reader);
-      }
-      properties.forEach((k, v) -> adminSecurity.put((String) k, v));
+      String bootstrap = upSecure(cluster);
+      Map<String, Object> adminSecurity = adminSecurity();
       try (Admin admin = Admin.create(withBootstrap(adminSecurity, bootstrap));
           MockKubernetes kubernetes =
               new MockKubernetes(settings(new BrokerAccess(bootstrap, adminSecurity)))) {
@@ -219,16 +210,8 @@ class UserOperatorIT {
   @Test
   void aCredentialTheOperatorSetStaysItsOwnWhenTheQuotasThenFail() throws Exception {
     try (DevCluster cluster = new DevCluster(dir, 1)) {
-      DevCluster.Result up =
-          cluster.run("up", "--secure", "--brokers", "1", "--port", String.valueOf(cluster.port));
-      assertThat(up.exitCode()).as(up.errors()).isZero();
-      String bootstrap = up.output().strip().lines().findFirst().orElseThrow();
-      Map<String, Object> adminSecurity = new HashMap<>();
-      Properties properties = new Properties();
-      try (Reader reader = Files.newBufferedReader(dir.resolve("client.properties"))) {
-        properties.load(reader);
-      }
-      properties.forEach((k, v) -> adminSecurity.put((String) k, v));
+      String bootstrap = upSecure(cluster);
+      Map<String, Object> adminSecurity = adminSecurity();
       try (Admin admin = Admin.create(withBootstrap(adminSecurity, bootstrap))) {
         // Given an operator whose principal may do all on the cluster but alter its configs,
         admin
@@ -308,6 +291,25 @@ class UserOperatorIT {
     }
   }
 
+  /** Starts the dev cluster of one broker with SASL_SSL and ACLs; returns its bootstrap. */
+  private static String upSecure(DevCluster cluster) throws Exception {
+    DevCluster.Result up =
+        cluster.run("up", "--secure", "--brokers", "1", "--port", String.valueOf(cluster.port));
+    assertThat(up.exitCode()).as(up.errors()).isZero();
+    return up.output().strip().lines().findFirst().orElseThrow();
+  }
+
+  /** The secure dev cluster's admin client security configs, from its client.properties. */
+  private Map<String, Object> adminSecurity() throws Exception {
+    Map<String, Object> security = new HashMap<>();
+    Properties properties = new Properties();
+    try (Reader reader = Files.newBufferedReader(dir.resolve("client.properties"))) {
+      properties.load(reader);
+    }
+    properties.forEach((k, v) -> security.put((String) k, v));
+    return security;
+  }
+
   private static OperatorSettings settings(BrokerAccess access) {
     return new OperatorSettings(
         Set.of(Controller.USER),
@@ -323,19 +325,7 @@ class UserOperatorIT {
   }
 
   private static void create(KubernetesClient client, String name, String spec) {
-    client
-        .resource(
-            Serialization.unmarshal(
-                """
-                apiVersion: tidelog.io/v1alpha1
-                kind: User
-                metadata: {name: %s, namespace: %s, annotations: {}}
-                spec:
-                  clusterRef: {name: dev}
-                %s"""
-                    .formatted(name, NS, spec.indent(2)),
-                User.class))
-        .create();
+    client.resource(Resources.user(NS, name, "dev", spec)).create();
   }
 
   private static void awaitReady(KubernetesClient client, String name, String reason) {

@@ -26,6 +26,8 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
@@ -465,21 +467,9 @@ public final class ClusterModel {
             .withName("tmp")
             .withMountPath("/tmp")
             .endVolumeMount()
-            .addNewVolumeMount()
-            .withName("broker-certs")
-            .withMountPath(BrokerListeners.BROKER_CERTS_DIR)
-            .withReadOnly(true)
-            .endVolumeMount()
-            .addNewVolumeMount()
-            .withName("cluster-ca")
-            .withMountPath(BrokerListeners.CLUSTER_CA_DIR)
-            .withReadOnly(true)
-            .endVolumeMount()
-            .addNewVolumeMount()
-            .withName("clients-ca")
-            .withMountPath(BrokerListeners.CLIENTS_CA_DIR)
-            .withReadOnly(true)
-            .endVolumeMount()
+            .addToVolumeMounts(readOnlyMount("broker-certs", BrokerListeners.BROKER_CERTS_DIR))
+            .addToVolumeMounts(readOnlyMount("cluster-ca", BrokerListeners.CLUSTER_CA_DIR))
+            .addToVolumeMounts(readOnlyMount("clients-ca", BrokerListeners.CLIENTS_CA_DIR))
             .withSecurityContext(restrictedContainer())
             .build();
     PodTemplateSpecBuilder template =
@@ -513,11 +503,7 @@ public final class ClusterModel {
           .editSpec()
           .addToVolumes(secretVolume("listener-certs", ClusterCertificates.listenerCertsSecret(c)))
           .editFirstContainer()
-          .addNewVolumeMount()
-          .withName("listener-certs")
-          .withMountPath(BrokerListeners.LISTENER_CERTS_DIR)
-          .withReadOnly(true)
-          .endVolumeMount()
+          .addToVolumeMounts(readOnlyMount("listener-certs", BrokerListeners.LISTENER_CERTS_DIR))
           .endContainer()
           .endSpec();
     }
@@ -724,16 +710,8 @@ public final class ClusterModel {
             .withName("data")
             .withMountPath("/var/lib/etcd")
             .endVolumeMount()
-            .addNewVolumeMount()
-            .withName("etcd-certs")
-            .withMountPath(ETCD_CERTS_DIR)
-            .withReadOnly(true)
-            .endVolumeMount()
-            .addNewVolumeMount()
-            .withName("cluster-ca")
-            .withMountPath(BrokerListeners.CLUSTER_CA_DIR)
-            .withReadOnly(true)
-            .endVolumeMount()
+            .addToVolumeMounts(readOnlyMount("etcd-certs", ETCD_CERTS_DIR))
+            .addToVolumeMounts(readOnlyMount("cluster-ca", BrokerListeners.CLUSTER_CA_DIR))
             .withResources(etcd.resources != null ? etcd.resources : defaultEtcdResources())
             .withSecurityContext(restrictedContainer())
             .build();
@@ -804,6 +782,11 @@ public final class ClusterModel {
         .withDrop("ALL")
         .endCapabilities()
         .build();
+  }
+
+  /** Volume {@code name} at {@code path}, read only: Secrets, which only the kubelet writes. */
+  private static VolumeMount readOnlyMount(String name, String path) {
+    return new VolumeMountBuilder().withName(name).withMountPath(path).withReadOnly(true).build();
   }
 
   /** Secret {@code secret} as volume {@code name}: readable by the pods' group only. */
