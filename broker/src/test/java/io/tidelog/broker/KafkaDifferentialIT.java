@@ -209,6 +209,30 @@ class KafkaDifferentialIT {
     return SampleRequests.repeatedProduce(acks, tp, batches);
   }
 
+  /**
+   * A record stamped two hours ahead of the brokers' clocks is refused INVALID_TIMESTAMP by both,
+   * under Kafka 4's default message.timestamp.after.max.ms of an hour; one a minute ahead is not.
+   */
+  @Test
+  void aRecordStampedTooFarAheadIsRefusedAsByKafka() throws Exception {
+    TopicPartition tp = new TopicPartition("dup", 0);
+    long now = System.currentTimeMillis();
+    for (long ahead : new long[] {7_200_000L, 60_000L}) {
+      List<List<String>> views =
+          both(
+              SampleRequests.repeatedProduce(
+                  (short) 1,
+                  tp,
+                  List.of(
+                      MemoryRecords.withRecords(
+                          Compression.NONE, new SimpleRecord(now + ahead, "ahead".getBytes())))),
+              KafkaDifferentialIT::partitionResults);
+      assertSame(views);
+      assertThat(views.get(1))
+          .containsExactly(ahead > 3_600_000L ? "dup-0 INVALID_TIMESTAMP" : "dup-0 NONE");
+    }
+  }
+
   private static List<String> partitionResults(ProduceResponse response) {
     List<String> results = new ArrayList<>();
     response

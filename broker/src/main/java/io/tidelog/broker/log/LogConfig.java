@@ -31,7 +31,10 @@ import org.apache.kafka.common.record.TimestampType;
  * from replication to other brokers; set {@code flush.messages=1} to fsync every append instead.
  *
  * <p>{@code compression} is the codec (with its level) that batches are stored in, from {@code
- * compression.type} and its level configs; null for {@code producer}: as the producer sent them.
+ * compression.type} and its level configs; null for {@code producer}: as the producer sent them. A
+ * producer's record of CreateTime more than {@code messageTimestampBeforeMaxMs} before the broker's
+ * clock or {@code messageTimestampAfterMaxMs} after it is refused (Kafka 4's defaults: any time
+ * before, at most an hour after).
  */
 public record LogConfig(
     int segmentBytes,
@@ -49,7 +52,9 @@ public record LogConfig(
     double minCleanableDirtyRatio,
     long minCompactionLagMs,
     int maxUncompressedMessageBytes,
-    Compression compression) {
+    Compression compression,
+    long messageTimestampBeforeMaxMs,
+    long messageTimestampAfterMaxMs) {
 
   /**
    * Tidelog's limit on what one record batch may decompress to (Kafka has none): {@code
@@ -172,7 +177,9 @@ public record LogConfig(
           .define(kafkas(TopicConfig.COMPRESSION_TYPE_CONFIG))
           .define(kafkas(TopicConfig.COMPRESSION_GZIP_LEVEL_CONFIG))
           .define(kafkas(TopicConfig.COMPRESSION_LZ4_LEVEL_CONFIG))
-          .define(kafkas(TopicConfig.COMPRESSION_ZSTD_LEVEL_CONFIG));
+          .define(kafkas(TopicConfig.COMPRESSION_ZSTD_LEVEL_CONFIG))
+          .define(kafkas(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG))
+          .define(kafkas(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG));
 
   /** Kafka's own definition of topic config {@code name}: its type, default and check. */
   private static ConfigDef.ConfigKey kafkas(String name) {
@@ -205,7 +212,9 @@ public record LogConfig(
         (Double) v.get(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
         (Long) v.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
         (Integer) v.get(MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG),
-        compression(v));
+        compression(v),
+        (Long) v.get(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
+        (Long) v.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG));
   }
 
   /** The codec of {@code compression.type} at its level, or null for {@code producer}. */

@@ -5,6 +5,7 @@ import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.record.CompressionType;
@@ -44,9 +45,9 @@ final class LogValidator {
    *     tidelog.max.uncompressed.message.bytes} once decompressed
    * @throws RecordBatchTooLargeException for a request larger than a segment
    */
-  Validated validate(MemoryRecords records, LogConfig config, boolean fromProducer) {
+  Validated validate(MemoryRecords records, LogConfig config, boolean fromProducer, long nowMs) {
     try {
-      return validateBatches(records, config, fromProducer);
+      return validateBatches(records, config, fromProducer, nowMs);
     } catch (ApiException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -56,7 +57,8 @@ final class LogValidator {
     }
   }
 
-  private Validated validateBatches(MemoryRecords records, LogConfig config, boolean fromProducer) {
+  private Validated validateBatches(
+      MemoryRecords records, LogConfig config, boolean fromProducer, long nowMs) {
     if (records.sizeInBytes() > config.segmentBytes()) {
       throw new RecordBatchTooLargeException(
           "The request has "
@@ -81,13 +83,25 @@ final class LogValidator {
                 + ")");
       }
       batch.ensureValid();
+      if (fromProducer && batch.timestampType() == TimestampType.LOG_APPEND_TIME) {
+        throw new InvalidTimestampException(
+            "Invalid timestamp type in message with offset "
+                + batch.baseOffset()
+                + ". Producer should not set timestamp type to LogAppendTime.");
+      }
       recordCount +=
           validateRecords(
               batch,
               fromProducer && config.compactEnabled(),
               fromProducer && batch.compressionType() != CompressionType.NONE
                   ? config.maxUncompressedMessageBytes()
-                  : Long.MAX_VALUE);
+                  : Long.MAX_VALUE,
+              fromProducer && config.messageTimestampType() == TimestampType.CREATE_TIME
+                  ? new TimestampBounds(
+                      nowMs,
+                      config.messageTimestampBeforeMaxMs(),
+                      config.messageTimestampAfterMaxMs())
+                  : null);
       batchBytes += batch.sizeInBytes();
     }
     if (batchBytes == 0) {
@@ -100,8 +114,33 @@ final class LogValidator {
     return new Validated(recordCount);
   }
 
+  /** A producer's CreateTime records must fall within these of the broker's clock. */
+  private record TimestampBounds(long nowMs, long beforeMaxMs, long afterMaxMs) {
+    void check(Record record) {
+      long timestamp = record.timestamp();
+      if (timestamp == RecordBatch.NO_TIMESTAMP) {
+        return;
+      }
+      if (nowMs - timestamp > beforeMaxMs || timestamp - nowMs > afterMaxMs) {
+        throw new InvalidTimestampException(
+            "Timestamp "
+                + timestamp
+                + " of message with offset "
+                + record.offset()
+                + " is out of range. The timestamp should be within ["
+                + (beforeMaxMs == Long.MAX_VALUE ? Long.MIN_VALUE : nowMs - beforeMaxMs)
+                + ", "
+                + (afterMaxMs == Long.MAX_VALUE ? Long.MAX_VALUE : nowMs + afterMaxMs)
+                + "]");
+      }
+    }
+  }
+
   private int validateRecords(
-      MutableRecordBatch batch, boolean requireKeys, long maxUncompressedBytes) {
+      MutableRecordBatch batch,
+      boolean requireKeys,
+      long maxUncompressedBytes,
+      TimestampBounds timestamps) {
     long countFromOffsets = batch.lastOffset() - batch.baseOffset() + 1;
     Integer count = batch.countOrNull();
     if (count == null || count <= 0 || count != countFromOffsets) {
@@ -128,6 +167,9 @@ final class LogValidator {
         if (record.offset() != batch.baseOffset() + seen) {
           throw new InvalidRecordException(
               "Record " + seen + " has offset delta " + (record.offset() - batch.baseOffset()));
+        }
+        if (timestamps != null) {
+          timestamps.check(record);
         }
         if (requireKeys && !record.hasKey()) {
           throw new InvalidRecordException("Compacted topic cannot accept message without key");

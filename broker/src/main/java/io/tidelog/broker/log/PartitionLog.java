@@ -308,7 +308,7 @@ public final class PartitionLog implements AutoCloseable {
     checkOnline();
     long nowMs = services.time().milliseconds();
     LogConfig config = this.config;
-    LogValidator.Validated validated = validator.validate(records, config, true);
+    LogValidator.Validated validated = validator.validate(records, config, true, nowMs);
     Optional<BatchMetadata> duplicate = producerState.check(records);
     if (duplicate.isPresent()) {
       // A producer retry of a batch already in the log: answer with its offsets, write nothing.
@@ -344,7 +344,7 @@ public final class PartitionLog implements AutoCloseable {
   public LogAppendInfo appendAsFollower(MemoryRecords records) {
     checkOnline();
     long nowMs = services.time().milliseconds();
-    LogValidator.Validated validated = validator.validate(records, config, false);
+    LogValidator.Validated validated = validator.validate(records, config, false, nowMs);
     long firstOffset = records.batches().iterator().next().baseOffset();
     if (firstOffset < logEndOffset) {
       throw new InvalidRecordException(

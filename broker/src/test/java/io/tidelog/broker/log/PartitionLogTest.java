@@ -372,6 +372,32 @@ class PartitionLogTest {
         .isEqualTo(CompressionType.ZSTD);
   }
 
+  /**
+   * message.timestamp.after.max.ms (an hour, Kafka 4's default) and before.max.ms bound a
+   * producer's CreateTime records by the broker's clock; the batch is refused INVALID_TIMESTAMP and
+   * nothing is written. A LogAppendTime topic takes any, since it stamps its own.
+   */
+  @Test
+  void recordTimestampsOutsideTheBoundsAreRefused() throws IOException {
+    PartitionLog log = open(Map.of("message.timestamp.before.max.ms", "60000"));
+    long hour = 3_600_000;
+    assertThrows(
+        org.apache.kafka.common.errors.InvalidTimestampException.class,
+        () -> log.append(batch(T0 + hour + 1, "too late"), 0));
+    assertThrows(
+        org.apache.kafka.common.errors.InvalidTimestampException.class,
+        () -> log.append(batch(T0 - 60_001, "too early"), 0));
+    assertThat(log.logEndOffset()).isZero();
+    log.append(batch(T0 + hour, "an hour ahead"), 0);
+    log.append(batch(T0 - 60_000, "a minute behind"), 0);
+    assertThat(log.logEndOffset()).isEqualTo(2);
+
+    PartitionLog stamped =
+        open("stamped-0", Map.of("message.timestamp.type", "LogAppendTime"), LoadState.NEW);
+    stamped.append(batch(T0 + 10 * hour, "any"), 0);
+    assertThat(stamped.logEndOffset()).isEqualTo(1);
+  }
+
   @Test
   void idempotentSequencesMustFollowOnWithinAnEpoch() throws IOException {
     // Given producer 7 at sequence 0-1; then 2 follows, a gap or an older epoch is refused.
@@ -578,8 +604,17 @@ class PartitionLogTest {
 
   @Test
   void retentionDeletesOldSegmentsButNeverTheActiveOne() throws IOException {
-    // Given 4 segments of one batch each, stamped T0..T0+3h; when time passes retention.ms
-    PartitionLog log = open(Map.of("segment.bytes", "100", "retention.ms", "7200000"));
+    // Given 4 segments of one batch each, stamped T0..T0+3h (ahead of the clock, so allowed to
+    // be); when time passes retention.ms
+    PartitionLog log =
+        open(
+            Map.of(
+                "segment.bytes",
+                "100",
+                "retention.ms",
+                "7200000",
+                "message.timestamp.after.max.ms",
+                String.valueOf(Long.MAX_VALUE)));
     for (int i = 0; i < 4; i++) {
       log.append(batch(T0 + i * 3_600_000L, "r" + i), 0);
     }
