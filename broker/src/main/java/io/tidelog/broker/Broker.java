@@ -569,6 +569,7 @@ public final class Broker implements AutoCloseable {
     JvmMetrics.builder().register(registry);
     Histogram flushes =
         Histogram.builder()
+            .withoutExemplars()
             .name("tidelog_log_flush_duration_seconds")
             .help("Time to fsync a log, or the files of a rolled segment")
             .classicOnly()

@@ -182,13 +182,19 @@ class BrokerPodCommandIT {
       try (Admin admin =
           Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
         // then pod 1 waits for its rack (the downward API's file of the pod's annotations),
-        await().atMost(Duration.ofSeconds(60)).until(() -> nodes(admin).keySet().contains(2));
+        await()
+            .atMost(Duration.ofSeconds(120))
+            .ignoreExceptions()
+            .until(() -> nodes(admin).keySet().contains(2));
         assertThat(processes.get(1).isAlive()).isTrue();
         assertThat(nodes(admin)).doesNotContainKey(1);
         writeRack(dir.resolve("podinfo-1"), "west");
         // and the brokers serve, in their racks, on an etcd that takes only the cluster CA's
         // certificates;
-        await().atMost(Duration.ofSeconds(60)).until(() -> nodes(admin).containsKey(1));
+        await()
+            .atMost(Duration.ofSeconds(120))
+            .ignoreExceptions()
+            .until(() -> nodes(admin).containsKey(1));
         assertThat(nodes(admin).get(0).rack()).isEqualTo("east");
         assertThat(nodes(admin).get(1).rack()).isEqualTo("west");
         assertThat(etcd.command())
@@ -218,7 +224,8 @@ class BrokerPodCommandIT {
         }
         // a topic of three replicas is in sync over the mutual-TLS replication listener,
         await()
-            .atMost(Duration.ofSeconds(60))
+            .atMost(Duration.ofSeconds(120))
+            .ignoreExceptions()
             .until(() -> isr(resource, client, replication[0]) == 3);
 
         // a SCRAM User with ACLs on it, and one with none, get their Secrets;

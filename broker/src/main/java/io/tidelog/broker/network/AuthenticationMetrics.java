@@ -16,12 +16,14 @@ public final class AuthenticationMetrics {
   public AuthenticationMetrics(PrometheusRegistry registry) {
     succeeded =
         Counter.builder()
+            .withoutExemplars()
             .name("tidelog_successful_authentication_total")
             .help("Connections that authenticated, by listener")
             .labelNames("listener")
             .register(registry);
     failed =
         Counter.builder()
+            .withoutExemplars()
             .name("tidelog_failed_authentication_total")
             .help(
                 "Connections whose TLS handshake or SASL authentication failed, by listener;"

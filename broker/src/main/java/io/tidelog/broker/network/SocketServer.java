@@ -88,11 +88,13 @@ public final class SocketServer {
         .register(registry);
     accepted =
         Counter.builder()
+            .withoutExemplars()
             .name("tidelog_connections_accepted_total")
             .help("Client connections accepted on the Kafka listeners")
             .register(registry);
     refused =
         Counter.builder()
+            .withoutExemplars()
             .name("tidelog_connections_refused_total")
             .help("Connections closed on arrival, by the limit they would have broken")
             .labelNames("limit")

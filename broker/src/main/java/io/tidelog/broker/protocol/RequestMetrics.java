@@ -21,6 +21,7 @@ final class RequestMetrics {
   RequestMetrics(PrometheusRegistry registry) {
     duration =
         Histogram.builder()
+            .withoutExemplars()
             .name("tidelog_request_duration_seconds")
             .help("Time from a request's arrival to its response, per Kafka API")
             .labelNames("api")

@@ -49,6 +49,7 @@ public final class TopicMetrics {
             registry);
     replicationBytesOut =
         Counter.builder()
+            .withoutExemplars()
             .name("tidelog_replication_bytes_out_total")
             .help("Record bytes returned to follower replicas")
             .register(registry);
@@ -73,7 +74,12 @@ public final class TopicMetrics {
   }
 
   private static Counter perTopic(String name, String help, PrometheusRegistry registry) {
-    return Counter.builder().name(name).help(help).labelNames("topic").register(registry);
+    return Counter.builder()
+        .withoutExemplars()
+        .name(name)
+        .help(help)
+        .labelNames("topic")
+        .register(registry);
   }
 
   void produced(String topic, int bytes, int records) {

@@ -75,11 +75,13 @@ public final class ClientQuotaManager {
   public static Counter[] counters(PrometheusRegistry registry) {
     return new Counter[] {
       Counter.builder()
+          .withoutExemplars()
           .name("tidelog_throttled_requests_total")
           .help("Requests whose client was over its quota and was throttled, by quota")
           .labelNames("quota")
           .register(registry),
       Counter.builder()
+          .withoutExemplars()
           .name("tidelog_throttle_time_seconds_total")
           .help("Throttle time given to clients over their quota, by quota")
           .labelNames("quota")

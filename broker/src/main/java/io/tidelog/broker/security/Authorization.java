@@ -99,6 +99,7 @@ public final class Authorization {
   private static Counter decisions(PrometheusRegistry registry) {
     Counter decisions =
         Counter.builder()
+            .withoutExemplars()
             .name("tidelog_authorizations_total")
             .help("Authorization decisions on requests, by result (allowed, denied)")
             .labelNames("result")
