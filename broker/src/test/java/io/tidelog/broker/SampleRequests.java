@@ -184,6 +184,10 @@ final class SampleRequests {
                               org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))),
                   false)
               .build(v);
+      case DESCRIBE_LOG_DIRS ->
+          new org.apache.kafka.common.requests.DescribeLogDirsRequest.Builder(
+                  new org.apache.kafka.common.message.DescribeLogDirsRequestData().setTopics(null))
+              .build(v);
       case DESCRIBE_CLUSTER ->
           new org.apache.kafka.common.requests.DescribeClusterRequest.Builder(
                   new org.apache.kafka.common.message.DescribeClusterRequestData())
