@@ -147,11 +147,10 @@ public final class TopicAdminHandler {
                 topic.replicationFactor(),
                 configs,
                 topic.assignments());
-        if (metadata.topic(checked.name()).isEmpty()) {
-          // as Kafka's controller: a new topic that passed every check costs its partitions
-          quota.record(checked.partitions());
-          records += 1 + checked.partitions() + checked.configs().size();
-        }
+        // as Kafka's controller: a new topic that passed every check (check refuses one that
+        // exists) costs its partitions
+        quota.record(checked.partitions());
+        records += 1 + checked.partitions() + checked.configs().size();
         valid.add(checked);
       } catch (RuntimeException e) {
         outcomes.put(topic.name(), CompletableFuture.failedFuture(e));

@@ -352,24 +352,17 @@ class PartitionLogTest {
         MemoryRecords.withRecords(zstd, new SimpleRecord(T0, null, new byte[100])), 0);
     PartitionLog producer = open("producer-0", Map.of(), LoadState.NEW);
     producer.append(MemoryRecords.withRecords(zstd, new SimpleRecord(T0, null, new byte[100])), 0);
-    assertThat(
-            uncompressed
-                .read(0, Integer.MAX_VALUE, Long.MAX_VALUE)
-                .records()
-                .batches()
-                .iterator()
-                .next()
-                .compressionType())
-        .isEqualTo(CompressionType.NONE);
-    assertThat(
-            producer
-                .read(0, Integer.MAX_VALUE, Long.MAX_VALUE)
-                .records()
-                .batches()
-                .iterator()
-                .next()
-                .compressionType())
-        .isEqualTo(CompressionType.ZSTD);
+    assertThat(firstBatchCodec(uncompressed)).isEqualTo(CompressionType.NONE);
+    assertThat(firstBatchCodec(producer)).isEqualTo(CompressionType.ZSTD);
+  }
+
+  private static CompressionType firstBatchCodec(PartitionLog log) {
+    return log.read(0, Integer.MAX_VALUE, Long.MAX_VALUE)
+        .records()
+        .batches()
+        .iterator()
+        .next()
+        .compressionType();
   }
 
   /**
