@@ -12,6 +12,7 @@ import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.cluster.UserScramCredential;
 import io.tidelog.broker.config.BrokerConfig;
+import io.tidelog.broker.config.DynamicBrokerConfig;
 import io.tidelog.broker.config.Listener;
 import io.tidelog.broker.config.Listeners;
 import io.tidelog.broker.config.TopicConfigs;
@@ -117,6 +118,7 @@ public final class Broker implements AutoCloseable {
   private final Map<String, ListenerSecurity> security;
   private final Authorization authorization;
   private final Quotas quotas;
+  private final DynamicBrokerConfig dynamicConfig;
 
   /** The client quotas, and the Kafka metrics their rates and buckets live in. */
   private record Quotas(
@@ -130,6 +132,8 @@ public final class Broker implements AutoCloseable {
   private ReplicaFetchers fetchers;
   private GroupCoordinator groups;
   private LogCleaner cleaner;
+  private BrokerConfig cleanerConfig;
+  private long cleanerTimer = -1;
   private LeaderOffsets leaderOffsets;
   private Controller controller;
   private BrokerRegistration registration;
@@ -146,8 +150,10 @@ public final class Broker implements AutoCloseable {
       Map<String, ListenerSecurity> security,
       Authorization authorization,
       PrometheusRegistry registry,
-      Quotas quotas) {
+      Quotas quotas,
+      DynamicBrokerConfig dynamicConfig) {
     this.quotas = quotas;
+    this.dynamicConfig = dynamicConfig;
     this.vertx = vertx;
     this.registry = registry;
     this.security = security;
@@ -215,9 +221,18 @@ public final class Broker implements AutoCloseable {
     HttpServer starting;
     MetadataStore metadata;
     LogManager logManager;
+    DynamicBrokerConfig dynamicConfig = new DynamicBrokerConfig(config);
     try {
       starting = await(startingHealth(vertx, config));
       metadata = connectToEtcd(config);
+      // First, so that every later listener of an image sees the broker config that goes with it
+      metadata.addListener(
+          (image, delta) -> {
+            if (delta.everything() || delta.brokerConfigs()) {
+              dynamicConfig.update(image.brokerConfigs());
+            }
+          });
+      dynamicConfig.update(metadata.image().brokerConfigs());
       metadata.addListener(
           (image, delta) -> {
             if (delta.everything() || delta.scramCredentials()) {
@@ -254,8 +269,8 @@ public final class Broker implements AutoCloseable {
       logManager =
           LogManager.start(
               config.logDirs(),
-              topic -> topicConfig(config, metadata, topic),
-              config.numRecoveryThreadsPerDataDir(),
+              topic -> topicConfig(dynamicConfig, metadata, topic),
+              dynamicConfig.current().numRecoveryThreadsPerDataDir(),
               Time.SYSTEM);
     } catch (Exception e) {
       await(vertx.close());
@@ -268,7 +283,7 @@ public final class Broker implements AutoCloseable {
             config.nodeId(),
             logManager,
             metadata,
-            config.topicDefaults(),
+            dynamicConfig::topicDefaults,
             config.numIoThreads(),
             config.replicaLagTimeMaxMs(),
             metadataExecutor);
@@ -282,7 +297,8 @@ public final class Broker implements AutoCloseable {
             security,
             authorization,
             registry,
-            new Quotas(quotaMetrics, produceQuota, fetchQuota, requestQuota, mutationQuota));
+            new Quotas(quotaMetrics, produceQuota, fetchQuota, requestQuota, mutationQuota),
+            dynamicConfig);
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
     try {
@@ -349,7 +365,7 @@ public final class Broker implements AutoCloseable {
         new Controller(
             metadata,
             config.nodeId(),
-            config.topicDefaults(),
+            dynamicConfig::topicDefaults,
             config.autoLeaderRebalanceEnable(),
             config.leaderImbalanceCheckIntervalMs());
     registration =
@@ -403,7 +419,8 @@ public final class Broker implements AutoCloseable {
         sasl == null ? null : sasl::newClient);
   }
 
-  private static LogConfig topicConfig(BrokerConfig config, MetadataStore metadata, String topic) {
+  private static LogConfig topicConfig(
+      DynamicBrokerConfig config, MetadataStore metadata, String topic) {
     Map<String, String> overrides =
         metadata.topic(topic).map(TopicMetadata::configs).orElse(Map.of());
     return TopicConfigs.logConfig(config.topicDefaults(), overrides);
@@ -412,7 +429,7 @@ public final class Broker implements AutoCloseable {
   private void listen(BrokerConfig config) throws Exception {
     TopicAdminHandler topics =
         new TopicAdminHandler(
-            config, metadata, metadataExecutor, authorization, quotas.mutations());
+            dynamicConfig, metadata, metadataExecutor, authorization, quotas.mutations());
     leaderOffsets = new LeaderOffsets(vertx, peers, replicas, metadata::image);
     TopicMetrics topicMetrics = new TopicMetrics(registry);
     metadata.addListener(
@@ -429,7 +446,7 @@ public final class Broker implements AutoCloseable {
                 replicas, topicMetrics, config.fetchMaxBytes(), authorization, quotas.fetch()),
             new OffsetsHandler(replicas, authorization),
             topics,
-            new ConfigsHandler(config, metadata, metadataExecutor, authorization),
+            new ConfigsHandler(dynamicConfig, metadata, metadataExecutor, authorization),
             new ProducerIdHandler(metadata, metadataExecutor, authorization),
             new GroupHandler(config.groupConfig(), metadata, topics, groups, authorization),
             new ScramCredentialsHandler(metadata, metadataExecutor, authorization),
@@ -509,13 +526,18 @@ public final class Broker implements AutoCloseable {
     await(http.listen(config.httpPort(), config.httpHost()));
     vertx.setPeriodic(RETENTION_CHECK_INTERVAL_MS, id -> replicas.runLogMaintenance());
     if (config.logCleanerEnable()) {
-      cleaner =
-          new LogCleaner(
-              config.logCleanerDedupeBufferSize(),
-              config.logCleanerIoMaxBytesPerSecond(),
-              Time.SYSTEM);
-      vertx.setPeriodic(config.logCleanerBackoffMs(), id -> replicas.runLogCleaning(cleaner));
+      startLogCleaner(dynamicConfig.current());
+      dynamicConfig.addListener(
+          running -> {
+            if (running.logCleanerDedupeBufferSize() != cleanerConfig.logCleanerDedupeBufferSize()
+                || running.logCleanerIoMaxBytesPerSecond()
+                    != cleanerConfig.logCleanerIoMaxBytesPerSecond()
+                || running.logCleanerBackoffMs() != cleanerConfig.logCleanerBackoffMs()) {
+              vertx.runOnContext(v -> startLogCleaner(running));
+            }
+          });
     }
+    dynamicConfig.addListener(running -> server.reconfigure(running.listenerLimits()));
     vertx.setPeriodic(
         CHECKPOINT_INTERVAL_MS, id -> metadataExecutor.execute(logManager::checkpoint));
     LOG.info(
@@ -525,6 +547,37 @@ public final class Broker implements AutoCloseable {
             .map(l -> l.name() + "://" + l.host() + ":" + l.port() + " (" + l.protocol() + ")")
             .collect(Collectors.joining(", ")),
         config.httpPort());
+  }
+
+  /**
+   * Starts the log cleaner with {@code config}'s settings in place of the one before, which is
+   * closed: a cleaning it was doing fails and the new one does it again at its next pass.
+   */
+  private void startLogCleaner(BrokerConfig config) {
+    if (cleanerTimer != -1) {
+      vertx.cancelTimer(cleanerTimer);
+      LogCleaner previous = cleaner;
+      vertx.executeBlocking(
+          () -> {
+            previous.close();
+            return null;
+          },
+          false);
+    }
+    LogCleaner next =
+        new LogCleaner(
+            config.logCleanerDedupeBufferSize(),
+            config.logCleanerIoMaxBytesPerSecond(),
+            Time.SYSTEM);
+    cleaner = next;
+    cleanerConfig = config;
+    cleanerTimer =
+        vertx.setPeriodic(config.logCleanerBackoffMs(), id -> replicas.runLogCleaning(next));
+    LOG.info(
+        "Log cleaner: {} bytes of dedupe buffer, {} bytes/s, every {} ms",
+        config.logCleanerDedupeBufferSize(),
+        config.logCleanerIoMaxBytesPerSecond(),
+        config.logCleanerBackoffMs());
   }
 
   /**

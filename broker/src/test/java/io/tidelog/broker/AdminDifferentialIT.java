@@ -10,6 +10,9 @@ import java.util.Set;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
@@ -537,5 +540,276 @@ class AdminDifferentialIT {
             r.data().responses().stream()
                 .map(x -> x.resourceName() + " " + Errors.forCode(x.errorCode()))
                 .toList());
+  }
+
+  /** One IncrementalAlterConfigs of one config of a BROKER resource, as a raw request. */
+  private static IncrementalAlterConfigsRequest brokerChange(
+      String broker, AlterConfigOp.OpType op, String key, String value, boolean validateOnly) {
+    var configs = new IncrementalAlterConfigsRequestData.AlterableConfigCollection();
+    configs.add(
+        new IncrementalAlterConfigsRequestData.AlterableConfig()
+            .setName(key)
+            .setValue(value)
+            .setConfigOperation(op.id()));
+    IncrementalAlterConfigsRequestData data =
+        new IncrementalAlterConfigsRequestData().setValidateOnly(validateOnly);
+    data.resources()
+        .add(
+            new IncrementalAlterConfigsRequestData.AlterConfigsResource()
+                .setResourceType(ConfigResource.Type.BROKER.id())
+                .setResourceName(broker)
+                .setConfigs(configs));
+    return new IncrementalAlterConfigsRequest.Builder(data).build((short) 1);
+  }
+
+  private static List<String> altered(IncrementalAlterConfigsResponse response) {
+    return response.data().responses().stream()
+        .map(x -> "'" + x.resourceName() + "' " + Errors.forCode(x.errorCode()))
+        .toList();
+  }
+
+  /** What DescribeConfigs shows of {@code keys}: value, source and whether read-only. */
+  private static Map<String, String> described(int port, ConfigResource resource, String... keys)
+      throws Exception {
+    try (Admin admin = admin(port)) {
+      var entries =
+          admin
+              .describeConfigs(
+                  List.of(resource), new DescribeConfigsOptions().includeSynonyms(true))
+              .all()
+              .get()
+              .get(resource)
+              .entries();
+      Map<String, String> shown = new java.util.TreeMap<>();
+      for (ConfigEntry entry : entries) {
+        if (keys.length == 0 || List.of(keys).contains(entry.name())) {
+          shown.put(
+              entry.name(),
+              entry.value()
+                  + " "
+                  + entry.source()
+                  + (entry.isReadOnly() ? " read-only" : "")
+                  + (entry.isSensitive() ? " sensitive" : ""));
+        }
+      }
+      return shown;
+    }
+  }
+
+  /**
+   * Dynamic broker configs, per broker and the cluster default, through raw requests: the same
+   * error code from both for keys that need a restart, invalid values, APPEND to a non-list, a key
+   * neither knows, a bad broker name, validateOnly; then the same values and sources in
+   * DescribeConfigs of the broker, the default, and a topic that inherits them.
+   */
+  @Test
+  void dynamicBrokerConfigsAreAlteredAndDescribedAsInKafka() throws Exception {
+    AlterConfigOp.OpType set = AlterConfigOp.OpType.SET;
+    List<IncrementalAlterConfigsRequest> cases =
+        List.of(
+            brokerChange("1", set, "log.dirs", "/elsewhere", false),
+            brokerChange("1", set, "log.retention.ms", "abc", false),
+            brokerChange("1", set, "log.retention.hours", "5", false),
+            brokerChange("1", set, "min.insync.replicas", "0", false),
+            brokerChange("1", set, "auto.create.topics.enable", "false", false),
+            brokerChange("1", AlterConfigOp.OpType.APPEND, "max.connections", "5", false),
+            brokerChange("1", AlterConfigOp.OpType.DELETE, "log.dirs", null, false),
+            brokerChange("1", set, "no.such.broker.config", "1", false),
+            brokerChange("1", set, "max.connections", "1000", false),
+            brokerChange("1", AlterConfigOp.OpType.APPEND, "log.cleanup.policy", "compact", false),
+            brokerChange("", set, "log.retention.ms", "86400000", false),
+            brokerChange("", set, "log.flush.interval.ms", "x", false),
+            brokerChange("1", set, "log.segment.bytes", "2000000", true));
+    try {
+      for (IncrementalAlterConfigsRequest request : cases) {
+        same(request, AdminDifferentialIT::altered);
+      }
+      Map<String, String> broker = null;
+      Map<String, String> clusterDefault = null;
+      Map<String, String> topic = null;
+      for (int port : ports()) {
+        Map<String, String> b =
+            described(
+                port,
+                new ConfigResource(ConfigResource.Type.BROKER, "1"),
+                "log.retention.ms",
+                "log.cleanup.policy",
+                "max.connections",
+                "log.segment.bytes",
+                "no.such.broker.config",
+                "message.max.bytes",
+                "auto.create.topics.enable");
+        Map<String, String> d = described(port, new ConfigResource(ConfigResource.Type.BROKER, ""));
+        Map<String, String> t =
+            described(
+                port,
+                new ConfigResource(ConfigResource.Type.TOPIC, "existing"),
+                "retention.ms",
+                "cleanup.policy",
+                "max.message.bytes");
+        if (broker == null) {
+          broker = b;
+          // kafka-storage format stores min.insync.replicas=1 as the cluster default (for KIP-966's
+          // eligible leader replicas); Tidelog has no such bootstrap record
+          assertThat(d.remove("min.insync.replicas")).isEqualTo("1 DYNAMIC_DEFAULT_BROKER_CONFIG");
+          clusterDefault = d;
+          topic = t;
+        } else {
+          assertThat(b).as("broker 1").isEqualTo(broker);
+          assertThat(d).as("the cluster default").isEqualTo(clusterDefault);
+          assertThat(t).as("a topic").isEqualTo(topic);
+        }
+      }
+      assertThat(broker)
+          .containsEntry("log.retention.ms", "86400000 DYNAMIC_DEFAULT_BROKER_CONFIG")
+          .containsEntry("log.cleanup.policy", "delete,compact DYNAMIC_BROKER_CONFIG")
+          .containsEntry("no.such.broker.config", "null DYNAMIC_BROKER_CONFIG read-only sensitive");
+      assertThat(topic)
+          .containsEntry("retention.ms", "86400000 DYNAMIC_DEFAULT_BROKER_CONFIG")
+          .containsEntry("cleanup.policy", "delete,compact DYNAMIC_BROKER_CONFIG");
+    } finally {
+      for (int port : ports()) {
+        try (Admin admin = admin(port)) {
+          admin
+              .incrementalAlterConfigs(
+                  Map.of(
+                      new ConfigResource(ConfigResource.Type.BROKER, "1"),
+                      List.of(
+                          new AlterConfigOp(
+                              new ConfigEntry("max.connections", null),
+                              AlterConfigOp.OpType.DELETE),
+                          new AlterConfigOp(
+                              new ConfigEntry("log.cleanup.policy", null),
+                              AlterConfigOp.OpType.DELETE),
+                          new AlterConfigOp(
+                              new ConfigEntry("no.such.broker.config", null),
+                              AlterConfigOp.OpType.DELETE)),
+                      new ConfigResource(ConfigResource.Type.BROKER, ""),
+                      List.of(
+                          new AlterConfigOp(
+                              new ConfigEntry("log.retention.ms", null),
+                              AlterConfigOp.OpType.DELETE))))
+              .all()
+              .get();
+        }
+      }
+    }
+  }
+
+  /** Tidelog's read-only broker keys are Kafka's, but for those it documents as restart-only. */
+  @Test
+  void theBrokerConfigsThatNeedARestartAreKafkas() throws Exception {
+    Map<String, Boolean> kafkas = readOnly(kafka.port);
+    Map<String, Boolean> tidelogs = readOnly(tidelog.port);
+    Set<String> differing = new java.util.TreeSet<>();
+    tidelogs.forEach(
+        (key, readOnly) -> {
+          if (kafkas.containsKey(key) && !kafkas.get(key).equals(readOnly)) {
+            differing.add(key);
+          }
+        });
+    // Dynamic in Kafka, restart-only here (DynamicBrokerConfig says why)
+    differing.removeIf(
+        key ->
+            key.equals("listeners")
+                || key.equals("listener.security.protocol.map")
+                || key.equals("num.io.threads")
+                || key.startsWith("ssl.")
+                || key.startsWith("sasl.")
+                || key.equals("principal.builder.class"));
+    assertThat(differing).isEmpty();
+    assertThat(tidelogs.entrySet().stream().filter(e -> !e.getValue()).map(Map.Entry::getKey))
+        .as("Tidelog's dynamic keys")
+        .hasSizeGreaterThan(20)
+        .allSatisfy(key -> assertThat(kafkas).containsEntry(key, false));
+  }
+
+  private static Map<String, Boolean> readOnly(int port) throws Exception {
+    ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, "1");
+    try (Admin admin = admin(port)) {
+      Map<String, Boolean> readOnly = new java.util.TreeMap<>();
+      admin
+          .describeConfigs(List.of(broker))
+          .all()
+          .get()
+          .get(broker)
+          .entries()
+          .forEach(e -> readOnly.put(e.name(), e.isReadOnly()));
+      return readOnly;
+    }
+  }
+
+  /** Kafka's own kafka-configs on a broker, the broker default and a topic, on both. */
+  @Test
+  void kafkaConfigsAltersAndDescribesBrokersAndTheirDefault() throws Exception {
+    for (int port : ports()) {
+      String bootstrap = "127.0.0.1:" + port;
+      for (String[] change :
+          List.of(
+              new String[] {"--entity-default", "--add-config", "log.retention.bytes=1073741824"},
+              new String[] {"--entity-name", "1", "--add-config", "max.connections.per.ip=500"})) {
+        List<String> args =
+            new ArrayList<>(
+                List.of(
+                    "kafka.admin.ConfigCommand",
+                    "--bootstrap-server",
+                    bootstrap,
+                    "--alter",
+                    "--entity-type",
+                    "brokers"));
+        args.addAll(List.of(change));
+        ApacheKafka.ToolRun alter = ApacheKafka.tool("", args.toArray(String[]::new));
+        assertThat(alter.exitStatus()).as(alter.output()).isZero();
+      }
+      try {
+        ApacheKafka.ToolRun defaults =
+            ApacheKafka.tool(
+                "",
+                "kafka.admin.ConfigCommand",
+                "--bootstrap-server",
+                bootstrap,
+                "--describe",
+                "--entity-type",
+                "brokers",
+                "--entity-default");
+        assertThat(defaults.output())
+            .as("port " + port)
+            .contains("log.retention.bytes=1073741824 sensitive=false")
+            .contains("DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.bytes=1073741824");
+        ApacheKafka.ToolRun one =
+            ApacheKafka.tool(
+                "",
+                "kafka.admin.ConfigCommand",
+                "--bootstrap-server",
+                bootstrap,
+                "--describe",
+                "--entity-type",
+                "brokers",
+                "--entity-name",
+                "1");
+        assertThat(one.output())
+            .as("port " + port)
+            .contains("max.connections.per.ip=500 sensitive=false")
+            .contains("DYNAMIC_BROKER_CONFIG:max.connections.per.ip=500");
+      } finally {
+        for (String[] undo :
+            List.of(
+                new String[] {"--entity-default", "--delete-config", "log.retention.bytes"},
+                new String[] {"--entity-name", "1", "--delete-config", "max.connections.per.ip"})) {
+          List<String> args =
+              new ArrayList<>(
+                  List.of(
+                      "kafka.admin.ConfigCommand",
+                      "--bootstrap-server",
+                      bootstrap,
+                      "--alter",
+                      "--entity-type",
+                      "brokers"));
+          args.addAll(List.of(undo));
+          ApacheKafka.ToolRun run = ApacheKafka.tool("", args.toArray(String[]::new));
+          assertThat(run.exitStatus()).as(run.output()).isZero();
+        }
+      }
+    }
   }
 }

@@ -28,6 +28,8 @@ import org.slf4j.LoggerFactory;
  *     <mechanism>/<encoded user>}
  * @param acls the ACLs under {@code acls/}, by id
  * @param quotas the client quotas under {@code quotas/}, by entity
+ * @param brokerConfigs the dynamic broker configs under {@code broker-configs/}, by broker id, and
+ *     the cluster default under the empty name
  */
 public record ClusterImage(
     long revision,
@@ -37,7 +39,8 @@ public record ClusterImage(
     PMap<String, Candidate> candidates,
     PMap<String, UserScramCredential> scramCredentials,
     PMap<Uuid, StandardAcl> acls,
-    PMap<ClientQuotaEntity, Map<String, Double>> quotas) {
+    PMap<ClientQuotaEntity, Map<String, Double>> quotas,
+    PMap<String, Map<String, String>> brokerConfigs) {
   static final String BROKERS = "brokers/";
   static final String TOPICS = "topics/";
   static final String PARTITIONS = "partitions/";
@@ -47,6 +50,7 @@ public record ClusterImage(
   public static final ClusterImage EMPTY =
       new ClusterImage(
           0,
+          HashTreePMap.empty(),
           HashTreePMap.empty(),
           HashTreePMap.empty(),
           HashTreePMap.empty(),
@@ -122,6 +126,8 @@ public record ClusterImage(
     private PMap<ClientQuotaEntity, Map<String, Double>> quotas;
     private PMap<String, ClientQuotaEntity> quotaKeys;
     private boolean quotasChanged;
+    private PMap<String, Map<String, String>> brokerConfigs;
+    private boolean brokerConfigsChanged;
     private final Set<Uuid> changedAcls = new HashSet<>();
     private boolean brokersChanged;
     private boolean scramChanged;
@@ -140,6 +146,7 @@ public record ClusterImage(
       scramCredentials = image.scramCredentials;
       acls = image.acls;
       quotas = image.quotas;
+      brokerConfigs = image.brokerConfigs;
       quotaKeys = HashTreePMap.empty();
       image.quotas.keySet().forEach(e -> quotaKeys = quotaKeys.plus(ClientQuotaRecord.key(e), e));
     }
@@ -232,6 +239,13 @@ public record ClusterImage(
           quotaKeys = put(quotaKeys, key, value == null ? null : entity);
           quotasChanged = true;
         }
+      } else if (key.startsWith(BrokerConfigRecord.PREFIX)) {
+        brokerConfigs =
+            put(
+                brokerConfigs,
+                BrokerConfigRecord.entityOf(key),
+                value == null ? null : BrokerConfigRecord.valuesOf(value));
+        brokerConfigsChanged = true;
       }
     }
 
@@ -262,7 +276,15 @@ public record ClusterImage(
 
     ClusterImage build() {
       return new ClusterImage(
-          revision, brokers, topics, partitions, candidates, scramCredentials, acls, quotas);
+          revision,
+          brokers,
+          topics,
+          partitions,
+          candidates,
+          scramCredentials,
+          acls,
+          quotas,
+          brokerConfigs);
     }
 
     /** What this builder changed in the image it started from. */
@@ -276,6 +298,7 @@ public record ClusterImage(
           candidatesChanged,
           scramChanged,
           quotasChanged,
+          brokerConfigsChanged,
           Set.copyOf(changedTopics),
           Set.copyOf(changedPartitions),
           Set.copyOf(changedAcls));

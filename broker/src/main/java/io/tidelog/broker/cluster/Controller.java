@@ -21,6 +21,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,7 +57,7 @@ public final class Controller implements AutoCloseable {
 
   private final MetadataStore store;
   private final int nodeId;
-  private final Map<String, String> topicDefaults;
+  private final Supplier<Map<String, String>> topicDefaults;
   private final boolean autoRebalance;
   private final ScheduledExecutorService thread =
       Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-controller"));
@@ -70,12 +71,12 @@ public final class Controller implements AutoCloseable {
   private volatile boolean closed;
 
   /**
-   * @param topicDefaults the broker's defaults of topic configs, under topic-level names
+   * @param topicDefaults the broker's defaults of topic configs now, under topic-level names
    */
   public Controller(
       MetadataStore store,
       int nodeId,
-      Map<String, String> topicDefaults,
+      Supplier<Map<String, String>> topicDefaults,
       boolean autoRebalance,
       long rebalanceIntervalMs) {
     this.store = store;
@@ -242,7 +243,7 @@ public final class Controller implements AutoCloseable {
               state,
               topic.replicas(tp.partition()),
               active,
-              TopicConfigs.uncleanLeaderElectionEnable(topicDefaults, topic.configs()),
+              TopicConfigs.uncleanLeaderElectionEnable(topicDefaults.get(), topic.configs()),
               rebalance && autoRebalance)
           .ifPresent(next -> changes.add(new MetadataStore.PartitionChange(tp, state, next)));
     }

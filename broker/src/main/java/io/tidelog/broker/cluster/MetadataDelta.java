@@ -15,6 +15,7 @@ import org.apache.kafka.common.Uuid;
  * @param candidates whether a controller candidate came or went
  * @param scramCredentials whether a SCRAM credential was written or deleted
  * @param quotas whether a client quota was written or deleted
+ * @param brokerConfigs whether a broker's dynamic configs, or the cluster default, changed
  * @param topics the topics created, changed or deleted
  * @param partitions the partitions whose state was written or deleted
  * @param acls the ACLs created or deleted
@@ -25,12 +26,13 @@ public record MetadataDelta(
     boolean candidates,
     boolean scramCredentials,
     boolean quotas,
+    boolean brokerConfigs,
     Set<String> topics,
     Set<TopicPartition> partitions,
     Set<Uuid> acls) {
   /** The delta of an image read whole. */
   public static final MetadataDelta EVERYTHING =
-      new MetadataDelta(true, true, true, true, true, Set.of(), Set.of(), Set.of());
+      new MetadataDelta(true, true, true, true, true, true, Set.of(), Set.of(), Set.of());
 
   /** Whether {@code tp}'s state or its topic changed. */
   public boolean touches(TopicPartition tp) {

@@ -504,6 +504,43 @@ public final class MetadataStore implements AutoCloseable {
     }
   }
 
+  /**
+   * Replaces the dynamic configs of {@code entity} (a broker id, or the empty name of the cluster
+   * default) with what {@code change} makes of those stored now, a compare-and-swap retried if
+   * another broker changed them meanwhile; an entity left with none is deleted. {@code change} may
+   * throw to refuse, and nothing is written.
+   */
+  public void alterBrokerConfigs(String entity, UnaryOperator<Map<String, String>> change) {
+    ByteSequence key = key(BrokerConfigRecord.key(entity));
+    for (int attempt = 1; ; attempt++) {
+      GetResponse current = get(client.getKVClient().get(key));
+      Map<String, String> configs = new HashMap<>();
+      long modRevision = 0;
+      if (!current.getKvs().isEmpty()) {
+        KeyValue kv = current.getKvs().get(0);
+        configs.putAll(BrokerConfigRecord.valuesOf(kv.getValue().toString(UTF_8)));
+        modRevision = kv.getModRevision();
+      }
+      Map<String, String> next = change.apply(configs);
+      Op write =
+          next.isEmpty()
+              ? Op.delete(key, DeleteOption.DEFAULT)
+              : put(BrokerConfigRecord.key(entity), BrokerConfigRecord.toJson(next));
+      TxnResponse response =
+          transact(
+              List.of(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(modRevision))),
+              List.of(write));
+      if (response.isSucceeded()) {
+        awaitRevision(response.getHeader().getRevision());
+        return;
+      }
+      if (attempt == MAX_CAS_ATTEMPTS) {
+        throw new TimeoutException(
+            "The configs of broker '" + entity + "' kept changing under the update");
+      }
+    }
+  }
+
   /** The most ACLs written in one etcd transaction, within etcd's default --max-txn-ops. */
   private static final int ACLS_PER_TXN = 100;
 

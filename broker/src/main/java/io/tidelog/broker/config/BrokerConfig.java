@@ -555,7 +555,7 @@ public final class BrokerConfig {
         .configKeys()
         .forEach(
             (topicKey, key) -> {
-              String brokerKey = brokerKeyOf(topicKey);
+              String brokerKey = brokerSynonymOf(topicKey);
               if (brokerKey != null) {
                 def.define(
                     brokerKey,
@@ -576,7 +576,8 @@ public final class BrokerConfig {
     return def;
   }
 
-  private static String brokerKeyOf(String topicKey) {
+  /** The broker key that sets the default of topic config {@code topicKey}, or null. */
+  public static String brokerSynonymOf(String topicKey) {
     return TOPIC_DEFAULTS.entrySet().stream()
         .filter(e -> e.getValue().equals(topicKey))
         .map(Map.Entry::getKey)
@@ -613,7 +614,7 @@ public final class BrokerConfig {
    */
   public static BrokerConfig parse(Map<String, String> raw) {
     for (String key : raw.keySet()) {
-      if (!CONFIG_DEF.names().contains(key) && !SecurityConfigs.isListenerKey(key)) {
+      if (!isKnown(key)) {
         throw new ConfigException("Unknown broker config '" + key + "'");
       }
     }
@@ -637,6 +638,41 @@ public final class BrokerConfig {
     config.authorizerConfigs();
     config.etcd();
     return config;
+  }
+
+  /**
+   * This config with {@code dynamic} set on top of the file and environment, as the broker runs
+   * with its dynamic configs; keys it does not know are left out.
+   *
+   * @throws ConfigException naming the key when a value is invalid
+   */
+  public BrokerConfig withDynamic(Map<String, String> dynamic) {
+    Map<String, String> merged = new HashMap<>(raw);
+    dynamic.forEach(
+        (key, value) -> {
+          if (CONFIG_DEF.names().contains(key)) {
+            merged.put(key, value);
+          }
+        });
+    return parse(merged);
+  }
+
+  /** Whether {@code key} is a broker config Tidelog knows, listener-prefixed or not. */
+  public static boolean isKnown(String key) {
+    return CONFIG_DEF.names().contains(key) || SecurityConfigs.isListenerKey(key);
+  }
+
+  /** {@code configs} with the values of {@linkplain #isSensitive sensitive} keys hidden, to log. */
+  public static Map<String, String> withoutSensitive(Map<String, String> configs) {
+    Map<String, String> shown = new java.util.TreeMap<>();
+    configs.forEach(
+        (key, value) -> shown.put(key, isSensitive(key) || !isKnown(key) ? "(hidden)" : value));
+    return shown;
+  }
+
+  /** Whether the file or the environment sets {@code key}. */
+  public boolean isSet(String key) {
+    return raw.containsKey(key);
   }
 
   /**

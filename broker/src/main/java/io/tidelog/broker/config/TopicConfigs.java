@@ -80,6 +80,14 @@ public final class TopicConfigs {
     return LogConfig.parse(merged);
   }
 
+  /** A topic's value of {@code key} as a string: its override, else the broker's, else Kafka's. */
+  public static String effectiveValue(
+      Map<String, String> brokerDefaults, Map<String, String> overrides, String key) {
+    ConfigDef.ConfigKey def = CONFIG_DEF.configKeys().get(key);
+    Object value = def == null ? null : value(brokerDefaults, overrides, key);
+    return value == null ? null : ConfigDef.convertToString(value, def.type);
+  }
+
   /** The topic's {@code min.insync.replicas}. */
   public static int minInsyncReplicas(
       Map<String, String> brokerDefaults, Map<String, String> overrides) {

@@ -51,7 +51,10 @@ public final class SocketServer {
 
   private final Vertx vertx;
   private final RequestProcessor.Factory processors;
-  private final ListenerLimits limits;
+
+  /** The limits now: {@code max.connections} and {@code max.connections.per.ip} may change. */
+  private volatile ListenerLimits limits;
+
   private final MemoryPool requestMemory;
   private final AuthenticationMetrics authentications;
   private final Counter accepted;
@@ -208,6 +211,22 @@ public final class SocketServer {
     } catch (UnknownHostException e) {
       throw new IllegalStateException("not an IP address: " + ip, e);
     }
+  }
+
+  /**
+   * Takes up new connection limits, {@code max.connections} and {@code max.connections.per.ip}
+   * (dynamic configs, as in Kafka), for the connections that come from now on; connections open
+   * beyond a lowered limit stay open, as in Kafka. The other limits stay as the server started.
+   */
+  public void reconfigure(ListenerLimits next) {
+    ListenerLimits now = limits;
+    limits =
+        new ListenerLimits(
+            now.requestMaxBytes(),
+            now.queuedMaxRequestBytes(),
+            next.maxConnections(),
+            next.maxConnectionsPerIp(),
+            now.connectionsMaxIdleMs());
   }
 
   /**

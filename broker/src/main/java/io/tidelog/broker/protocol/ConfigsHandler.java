@@ -3,6 +3,7 @@ package io.tidelog.broker.protocol;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
+import io.tidelog.broker.config.DynamicBrokerConfig;
 import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
@@ -11,7 +12,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
+import org.apache.kafka.clients.admin.AlterConfigOp.OpType;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -21,10 +24,12 @@ import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.message.AlterConfigsRequestData;
 import org.apache.kafka.common.message.AlterConfigsResponseData;
+import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData.DescribeConfigsResource;
 import org.apache.kafka.common.message.DescribeConfigsResponseData;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResourceResult;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResult;
+import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsSynonym;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterConfigsResource;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterableConfig;
@@ -46,23 +51,27 @@ import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.resource.ResourceType;
 
 /**
- * DescribeConfigs (topics and this broker), AlterConfigs and IncrementalAlterConfigs (topics). A
- * topic's value comes from its override, else the broker's {@code log.*} default, else Kafka's
- * default, and DescribeConfigs reports which. Altered configs are stored, then applied to the live
- * logs. Broker configs are static: altering them is refused.
+ * DescribeConfigs, AlterConfigs and IncrementalAlterConfigs on topics and brokers, as Kafka serves
+ * them. A topic's value comes from its override, else the broker's default of it ({@code log.*}:
+ * this broker's dynamic config, the cluster's dynamic default, the static config), else Kafka's
+ * default, and DescribeConfigs reports which ({@code includeSynonyms} lists every layer). A
+ * broker's dynamic configs (one broker by id, or the cluster default by the empty name) are stored
+ * in etcd and taken up by every broker from its watch ({@link DynamicBrokerConfig}); keys that need
+ * a restart are refused with Kafka's INVALID_REQUEST, and DescribeConfigs shows them read-only.
  *
  * <p>Authorized as in Kafka: describing needs DESCRIBE_CONFIGS, altering ALTER_CONFIGS, on the
  * topic (else TOPIC_AUTHORIZATION_FAILED) or, for a broker, on the cluster (else
  * CLUSTER_AUTHORIZATION_FAILED).
  */
 public final class ConfigsHandler {
-  private final BrokerConfig brokerConfig;
+  private final DynamicBrokerConfig brokerConfig;
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
   private final Authorization authorization;
+  private final String nodeId;
 
   public ConfigsHandler(
-      BrokerConfig brokerConfig,
+      DynamicBrokerConfig brokerConfig,
       MetadataStore metadata,
       Executor metadataExecutor,
       Authorization authorization) {
@@ -70,6 +79,7 @@ public final class ConfigsHandler {
     this.metadata = metadata;
     this.metadataExecutor = metadataExecutor;
     this.authorization = authorization;
+    this.nodeId = String.valueOf(brokerConfig.staticConfig().nodeId());
   }
 
   /** Why the request may not do {@code operation} on the resource's configs, or null. */
@@ -92,8 +102,9 @@ public final class ConfigsHandler {
   CompletableFuture<DescribeConfigsResponse> describe(
       RequestContext context, AbstractRequest request) {
     RequestHeader header = context.header;
+    DescribeConfigsRequestData requestData = ((DescribeConfigsRequest) request).data();
     DescribeConfigsResponseData data = new DescribeConfigsResponseData();
-    for (DescribeConfigsResource resource : ((DescribeConfigsRequest) request).data().resources()) {
+    for (DescribeConfigsResource resource : requestData.resources()) {
       DescribeConfigsResult result =
           new DescribeConfigsResult()
               .setResourceType(resource.resourceType())
@@ -113,6 +124,12 @@ public final class ConfigsHandler {
         if (resource.configurationKeys() != null) {
           configs.removeIf(c -> !resource.configurationKeys().contains(c.name()));
         }
+        if (!requestData.includeSynonyms()) {
+          configs.forEach(c -> c.setSynonyms(new ArrayList<>()));
+        }
+        if (!requestData.includeDocumentation()) {
+          configs.forEach(c -> c.setDocumentation(null));
+        }
         result.setErrorCode(Errors.NONE.code()).setConfigs(configs);
       } catch (RuntimeException e) {
         result
@@ -129,45 +146,87 @@ public final class ConfigsHandler {
     switch (ConfigResource.Type.forId(resource.resourceType())) {
       case TOPIC -> {
         TopicMetadata topic = topic(resource.resourceName());
+        Map<String, String> defaults = brokerConfig.topicDefaults();
         TopicConfigs.describable()
             .forEach(
                 (key, def) -> {
+                  List<DescribeConfigsSynonym> synonyms = new ArrayList<>();
                   String override = topic.configs().get(key);
-                  String brokerDefault = brokerConfig.topicDefaults().get(key);
-                  ConfigSource source =
-                      override != null
-                          ? ConfigSource.TOPIC_CONFIG
-                          : brokerDefault != null
-                              ? ConfigSource.STATIC_BROKER_CONFIG
-                              : ConfigSource.DEFAULT_CONFIG;
-                  String value =
-                      override != null
-                          ? override
-                          : brokerDefault != null
-                              ? brokerDefault
-                              : ConfigDef.convertToString(def.defaultValue, def.type);
-                  configs.add(config(key, value, source, def.type, false, def.documentation));
+                  if (override != null) {
+                    synonyms.add(synonym(key, override, ConfigSource.TOPIC_CONFIG));
+                  }
+                  String brokerKey = BrokerConfig.brokerSynonymOf(key);
+                  if (brokerKey != null) {
+                    synonyms.addAll(dynamicSynonyms(brokerKey));
+                    if (defaults.containsKey(key)
+                        && !brokerConfig.own().containsKey(brokerKey)
+                        && !brokerConfig.clusterDefault().containsKey(brokerKey)) {
+                      synonyms.add(
+                          synonym(brokerKey, defaults.get(key), ConfigSource.STATIC_BROKER_CONFIG));
+                    }
+                  }
+                  if (def.hasDefault() && def.defaultValue != null) {
+                    synonyms.add(
+                        synonym(
+                            key,
+                            ConfigDef.convertToString(def.defaultValue, def.type),
+                            ConfigSource.DEFAULT_CONFIG));
+                  }
+                  configs.add(entry(key, synonyms, def.type, false, false, def.documentation));
                 });
       }
       case BROKER -> {
-        if (!resource.resourceName().isEmpty()
-            && !resource.resourceName().equals(String.valueOf(brokerConfig.nodeId()))) {
-          throw new InvalidRequestException(
-              "This is broker " + brokerConfig.nodeId() + ", not " + resource.resourceName());
+        String name = resource.resourceName();
+        if (name.isEmpty()) {
+          brokerConfig
+              .clusterDefault()
+              .forEach(
+                  (key, value) ->
+                      configs.add(
+                          brokerEntry(
+                              key,
+                              List.of(
+                                  synonym(
+                                      key,
+                                      hidden(key, value),
+                                      ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)))));
+        } else if (!name.equals(nodeId)) {
+          throw new InvalidRequestException("This is broker " + nodeId + ", not " + name);
+        } else {
+          BrokerConfig current = brokerConfig.current();
+          BrokerConfig statics = brokerConfig.staticConfig();
+          Map<String, String> staticValues = statics.describe();
+          current
+              .describe()
+              .forEach(
+                  (key, value) -> {
+                    List<DescribeConfigsSynonym> synonyms = new ArrayList<>(dynamicSynonyms(key));
+                    if (statics.isSet(key)) {
+                      synonyms.add(
+                          synonym(key, staticValues.get(key), ConfigSource.STATIC_BROKER_CONFIG));
+                    }
+                    ConfigDef.ConfigKey def = BrokerConfig.CONFIG_DEF.configKeys().get(key);
+                    if (def != null && def.hasDefault() && def.defaultValue != null) {
+                      synonyms.add(
+                          synonym(
+                              key,
+                              BrokerConfig.isSensitive(key)
+                                  ? null
+                                  : ConfigDef.convertToString(def.defaultValue, def.type),
+                              ConfigSource.DEFAULT_CONFIG));
+                    }
+                    configs.add(brokerEntry(key, synonyms).setValue(value));
+                  });
+          // Keys stored that Tidelog does not know: shown as Kafka shows them, hidden, read-only
+          brokerConfig.own().keySet().stream()
+              .filter(key -> !BrokerConfig.isKnown(key))
+              .forEach(
+                  key ->
+                      configs.add(
+                          brokerEntry(
+                              key,
+                              List.of(synonym(key, null, ConfigSource.DYNAMIC_BROKER_CONFIG)))));
         }
-        brokerConfig
-            .describe()
-            .forEach(
-                (key, value) ->
-                    configs.add(
-                        config(
-                                key,
-                                value,
-                                ConfigSource.STATIC_BROKER_CONFIG,
-                                BrokerConfig.typeOf(key),
-                                true,
-                                BrokerConfig.documentationOf(key))
-                            .setIsSensitive(BrokerConfig.isSensitive(key))));
       }
       default ->
           throw new InvalidRequestException("Unsupported resource type " + resource.resourceType());
@@ -175,19 +234,60 @@ public final class ConfigsHandler {
     return configs;
   }
 
-  private static DescribeConfigsResourceResult config(
+  /** The dynamic layers that set broker key {@code key}: this broker's, then the default's. */
+  private List<DescribeConfigsSynonym> dynamicSynonyms(String key) {
+    List<DescribeConfigsSynonym> synonyms = new ArrayList<>();
+    String own = brokerConfig.own().get(key);
+    if (own != null) {
+      synonyms.add(synonym(key, hidden(key, own), ConfigSource.DYNAMIC_BROKER_CONFIG));
+    }
+    String clusterDefault = brokerConfig.clusterDefault().get(key);
+    if (clusterDefault != null) {
+      synonyms.add(
+          synonym(key, hidden(key, clusterDefault), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+    }
+    return synonyms;
+  }
+
+  /** A stored value as DescribeConfigs may show it: null for sensitive and unknown keys. */
+  private static String hidden(String key, String value) {
+    return BrokerConfig.isKnown(key) && !BrokerConfig.isSensitive(key) ? value : null;
+  }
+
+  private static DescribeConfigsSynonym synonym(String name, String value, ConfigSource source) {
+    return new DescribeConfigsSynonym().setName(name).setValue(value).setSource(source.id());
+  }
+
+  /** A broker config's entry: read-only unless dynamic; unknown keys are sensitive, as in Kafka. */
+  private static DescribeConfigsResourceResult brokerEntry(
+      String key, List<DescribeConfigsSynonym> synonyms) {
+    boolean known = BrokerConfig.isKnown(key);
+    return entry(
+        key,
+        synonyms,
+        known ? BrokerConfig.typeOf(key) : ConfigDef.Type.PASSWORD,
+        !DynamicBrokerConfig.DYNAMIC.contains(key),
+        !known || BrokerConfig.isSensitive(key),
+        known ? BrokerConfig.documentationOf(key) : null);
+  }
+
+  /** An entry whose value and source are those of its first synonym (or Kafka's default, none). */
+  private static DescribeConfigsResourceResult entry(
       String name,
-      String value,
-      ConfigSource source,
+      List<DescribeConfigsSynonym> synonyms,
       ConfigDef.Type type,
       boolean readOnly,
+      boolean sensitive,
       String doc) {
+    DescribeConfigsSynonym first =
+        synonyms.isEmpty() ? synonym(name, null, ConfigSource.DEFAULT_CONFIG) : synonyms.get(0);
     return new DescribeConfigsResourceResult()
         .setName(name)
-        .setValue(value)
+        .setValue(sensitive ? null : first.value())
         .setReadOnly(readOnly)
-        .setConfigSource(source.id())
-        .setIsSensitive(false)
+        .setConfigSource(first.source())
+        .setIsSensitive(sensitive)
+        .setSynonyms(new ArrayList<>(synonyms))
         .setConfigType(ConfigType.forId(configTypeId(type)).id())
         .setDocumentation(doc);
   }
@@ -233,7 +333,9 @@ public final class ConfigsHandler {
                   resource.resourceType(),
                   resource.resourceName(),
                   data.validateOnly(),
-                  current -> applyOperations(current, resource.configs()),
+                  (current, effective) ->
+                      applyOperations(
+                          resource.resourceType(), current, effective, resource.configs()),
                   header)
               .thenAccept(
                   error ->
@@ -271,7 +373,7 @@ public final class ConfigsHandler {
                   resource.resourceType(),
                   resource.resourceName(),
                   data.validateOnly(),
-                  current -> replacement,
+                  (current, effective) -> replacement,
                   header)
               .thenAccept(
                   error ->
@@ -282,52 +384,125 @@ public final class ConfigsHandler {
   }
 
   /**
-   * Computes a topic's new overrides, validates them, stores them and applies them to its logs.
+   * What an alteration makes of a resource's stored configs, given them and the resource's
+   * effective value of a key (what APPEND and SUBTRACT start from when nothing is stored).
+   */
+  private interface Change {
+    Map<String, String> apply(Map<String, String> current, Function<String, String> effective);
+  }
+
+  /**
+   * Computes a topic's new overrides, or a broker's new dynamic configs, validates them, stores
+   * them (unless {@code validateOnly}), and every broker applies them from its watch.
    *
    * @return the outcome for the response: {@code NONE} or the error
    */
   private CompletableFuture<ApiError> alter(
-      byte resourceType,
-      String name,
-      boolean validateOnly,
-      UnaryOperator<Map<String, String>> change,
-      RequestHeader header) {
-    if (ConfigResource.Type.forId(resourceType) != ConfigResource.Type.TOPIC) {
-      return CompletableFuture.completedFuture(
-          new ApiError(
-              Errors.INVALID_REQUEST,
-              "Only topic configs can be altered; broker configs are static"));
-    }
-    return CompletableFuture.<TopicMetadata>supplyAsync(
+      byte resourceType, String name, boolean validateOnly, Change change, RequestHeader header) {
+    return CompletableFuture.<Void>supplyAsync(
             () -> {
-              TopicMetadata topic = topic(name);
-              Map<String, String> overrides = change.apply(new HashMap<>(topic.configs()));
-              try {
-                TopicConfigs.validate(brokerConfig.topicDefaults(), overrides);
-              } catch (ConfigException e) {
-                throw new InvalidConfigurationException(e.getMessage());
+              switch (ConfigResource.Type.forId(resourceType)) {
+                case TOPIC -> alterTopic(name, validateOnly, change);
+                case BROKER -> alterBroker(name, validateOnly, change);
+                default ->
+                    throw new InvalidRequestException(
+                        "Configs of resource type " + resourceType + " cannot be altered");
               }
-              if (validateOnly) {
-                return null;
-              }
-              return metadata.updateConfigs(name, overrides);
+              return null;
             },
             metadataExecutor)
         .handle((v, e) -> ErrorMapping.apiError(e, header));
   }
 
+  private void alterTopic(String name, boolean validateOnly, Change change) {
+    TopicMetadata topic = topic(name);
+    Map<String, String> defaults = brokerConfig.topicDefaults();
+    Map<String, String> overrides =
+        change.apply(
+            new HashMap<>(topic.configs()),
+            key -> TopicConfigs.effectiveValue(defaults, topic.configs(), key));
+    try {
+      TopicConfigs.validate(defaults, overrides);
+    } catch (ConfigException e) {
+      throw new InvalidConfigurationException(e.getMessage());
+    }
+    if (!validateOnly) {
+      metadata.updateConfigs(name, overrides);
+    }
+  }
+
+  /** A broker's dynamic configs: {@code name} is its id, or empty for the cluster default. */
+  private void alterBroker(String name, boolean validateOnly, Change change) {
+    if (!name.isEmpty() && !name.matches("[0-9]{1,9}")) {
+      throw new InvalidRequestException("Invalid broker name " + name);
+    }
+    BrokerConfig effective = name.equals(nodeId) ? brokerConfig.current() : null;
+    UnaryOperator<Map<String, String>> checked =
+        stored -> {
+          Map<String, String> next =
+              change.apply(
+                  stored,
+                  key ->
+                      effective != null
+                          ? effective.describe().get(key)
+                          : brokerConfig.staticConfig().describe().get(key));
+          for (Map.Entry<String, String> config : next.entrySet()) {
+            if (config.getValue() == null) {
+              throw new InvalidRequestException(
+                  "Null value not supported for broker config " + config.getKey());
+            }
+          }
+          brokerConfig.validate(name, next);
+          return next;
+        };
+    if (validateOnly) {
+      checked.apply(new HashMap<>(metadata.image().brokerConfigs().getOrDefault(name, Map.of())));
+    } else {
+      metadata.alterBrokerConfigs(name, checked);
+    }
+  }
+
   private static Map<String, String> applyOperations(
-      Map<String, String> overrides, Iterable<AlterableConfig> operations) {
+      byte resourceType,
+      Map<String, String> configs,
+      Function<String, String> effective,
+      Iterable<AlterableConfig> operations) {
+    boolean topic = ConfigResource.Type.forId(resourceType) == ConfigResource.Type.TOPIC;
     for (AlterableConfig op : operations) {
-      switch (op.configOperation()) {
-        case 0 -> overrides.put(op.name(), op.value()); // SET
-        case 1 -> overrides.remove(op.name()); // DELETE
-        default ->
-            throw new InvalidRequestException(
-                "APPEND and SUBTRACT apply to list configs, and no list config can take more than one value yet");
+      OpType type = OpType.forId(op.configOperation());
+      if (type == null) {
+        throw new InvalidRequestException("Unknown config operation " + op.configOperation());
+      }
+      switch (type) {
+        case SET -> configs.put(op.name(), op.value());
+        case DELETE -> configs.remove(op.name());
+        case APPEND, SUBTRACT -> {
+          ConfigDef.ConfigKey def =
+              (topic ? TopicConfigs.CONFIG_DEF : BrokerConfig.CONFIG_DEF)
+                  .configKeys()
+                  .get(op.name());
+          if (def == null || def.type != ConfigDef.Type.LIST) {
+            throw new InvalidConfigurationException(
+                topic
+                    ? "Can't " + type + " to key " + op.name() + " because its type is not LIST."
+                    : "Config value append is not allowed for config key: " + op.name());
+          }
+          String base =
+              configs.containsKey(op.name()) ? configs.get(op.name()) : effective.apply(op.name());
+          List<String> values =
+              new ArrayList<>(
+                  base == null || base.isEmpty() ? List.of() : List.of(base.split("\\s*,\\s*")));
+          List<String> operands = List.of(op.value().split("\\s*,\\s*"));
+          if (type == OpType.APPEND) {
+            operands.stream().filter(v -> !values.contains(v)).forEach(values::add);
+          } else {
+            values.removeAll(operands);
+          }
+          configs.put(op.name(), String.join(",", values));
+        }
       }
     }
-    return overrides;
+    return configs;
   }
 
   private TopicMetadata topic(String name) {

@@ -3,7 +3,7 @@ package io.tidelog.broker.protocol;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.ReplicaAssignment;
 import io.tidelog.broker.cluster.TopicMetadata;
-import io.tidelog.broker.config.BrokerConfig;
+import io.tidelog.broker.config.DynamicBrokerConfig;
 import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.quota.ControllerMutationQuotaManager;
 import io.tidelog.broker.quota.ControllerMutationQuotaManager.RequestQuota;
@@ -91,7 +91,7 @@ public final class TopicAdminHandler {
   private static final String EXCESSIVE_BATCH =
       "Unable to perform excessively large batch operation.";
 
-  private final BrokerConfig brokerConfig;
+  private final DynamicBrokerConfig brokerConfig;
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
   private final MutationQuota autoCreateQuota;
@@ -99,7 +99,7 @@ public final class TopicAdminHandler {
   private final ControllerMutationQuotaManager mutationQuotas;
 
   public TopicAdminHandler(
-      BrokerConfig brokerConfig,
+      DynamicBrokerConfig brokerConfig,
       MetadataStore metadata,
       Executor metadataExecutor,
       Authorization authorization,
@@ -109,7 +109,7 @@ public final class TopicAdminHandler {
     this.metadataExecutor = metadataExecutor;
     this.authorization = authorization;
     this.mutationQuotas = mutationQuotas;
-    this.autoCreateQuota = new MutationQuota(brokerConfig.autoCreatePartitionRate());
+    this.autoCreateQuota = new MutationQuota(brokerConfig.current().autoCreatePartitionRate());
   }
 
   /**
@@ -252,7 +252,7 @@ public final class TopicAdminHandler {
       if (!topic.assignments().isEmpty()) {
         total += topic.assignments().size();
       } else if (topic.numPartitions() == -1) {
-        total += brokerConfig.numPartitions();
+        total += brokerConfig.current().numPartitions();
       } else {
         total += Math.max(0, topic.numPartitions());
       }
@@ -357,9 +357,11 @@ public final class TopicAdminHandler {
       throw new InvalidPartitionsException(
           "Number of partitions was set to an invalid non-positive value.");
     }
-    int partitionCount = partitions == -1 ? brokerConfig.numPartitions() : partitions;
+    int partitionCount = partitions == -1 ? brokerConfig.current().numPartitions() : partitions;
     int replication =
-        replicationFactor == -1 ? brokerConfig.defaultReplicationFactor() : replicationFactor;
+        replicationFactor == -1
+            ? brokerConfig.current().defaultReplicationFactor()
+            : replicationFactor;
     // the live brokers can hold it now (the creation checks again)
     ReplicaAssignment.assign(metadata.image().assignableBrokers(), 1, replication, 0);
     return new MetadataStore.NewTopic(name, partitionCount, replication, configs);

@@ -3,6 +3,7 @@ package io.tidelog.broker.replica;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.log.LogAppendInfo;
+import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogReadInfo;
 import io.tidelog.broker.log.PartitionLog;
 import java.util.ArrayList;
@@ -59,7 +60,7 @@ final class Partition {
   private long leaderEpochStartOffset;
   private final Map<Integer, Follower> followers = new HashMap<>();
   private boolean isrChangeInFlight;
-  private long topicRevision = -1;
+  private LogConfig logConfig;
 
   Partition(TopicPartition tp, PartitionLog log, int localId) {
     this.tp = tp;
@@ -68,10 +69,10 @@ final class Partition {
     this.highWatermark = log.highWatermark();
   }
 
-  /** Records the topic's revision; returns whether it changed (its configs may have). */
-  boolean applyTopic(long revision) {
-    boolean changed = revision != topicRevision;
-    topicRevision = revision;
+  /** Records the log config the topic has now; returns whether it changed. */
+  boolean applyConfig(LogConfig config) {
+    boolean changed = !config.equals(logConfig);
+    logConfig = config;
     return changed;
   }
 

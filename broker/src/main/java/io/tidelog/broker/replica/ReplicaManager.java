@@ -31,6 +31,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
@@ -57,7 +58,7 @@ public final class ReplicaManager implements AutoCloseable {
   private final int localId;
   private final LogManager logManager;
   private final MetadataStore metadata;
-  private final Map<String, String> topicDefaults;
+  private final Supplier<Map<String, String>> topicDefaults;
   private final long replicaLagTimeMaxMs;
   private final Shard[] shards;
   private final IsrChangeSender isrChanges;
@@ -80,7 +81,7 @@ public final class ReplicaManager implements AutoCloseable {
       int localId,
       LogManager logManager,
       MetadataStore metadata,
-      Map<String, String> topicDefaults,
+      Supplier<Map<String, String>> topicDefaults,
       int shardCount,
       long replicaLagTimeMaxMs,
       Executor metadataExecutor) {
@@ -144,11 +145,11 @@ public final class ReplicaManager implements AutoCloseable {
 
   /** The effective log config of a topic: the broker's defaults under the topic's overrides. */
   public LogConfig logConfig(TopicMetadata topic) {
-    return TopicConfigs.logConfig(topicDefaults, topic.configs());
+    return TopicConfigs.logConfig(topicDefaults.get(), topic.configs());
   }
 
   public Map<String, String> topicDefaults() {
-    return topicDefaults;
+    return topicDefaults.get();
   }
 
   /**
@@ -174,8 +175,9 @@ public final class ReplicaManager implements AutoCloseable {
       }
     }
     Map<String, TopicConfig> configs = new HashMap<>();
+    // New dynamic broker configs may change the defaults of every topic's configs
     Collection<String> changedTopics =
-        delta.everything() ? image.topics().keySet() : delta.topics();
+        delta.everything() || delta.brokerConfigs() ? image.topics().keySet() : delta.topics();
     for (String name : changedTopics) {
       TopicMetadata topic = image.topics().get(name);
       for (int p = 0; topic != null && p < topic.partitions(); p++) {
@@ -213,7 +215,7 @@ public final class ReplicaManager implements AutoCloseable {
             name ->
                 new TopicConfig(
                     logConfig(topic),
-                    TopicConfigs.minInsyncReplicas(topicDefaults, topic.configs())));
+                    TopicConfigs.minInsyncReplicas(topicDefaults.get(), topic.configs())));
     shard(tp).execute(() -> apply(tp, topic, config.log(), state, config.minIsr(), nowMs));
   }
 
@@ -231,7 +233,7 @@ public final class ReplicaManager implements AutoCloseable {
               k ->
                   new Partition(
                       tp, logManager.getOrCreateLog(tp, topic.topicId(), config), localId));
-      if (partition.applyTopic(topic.modRevision())) {
+      if (partition.applyConfig(config)) {
         partition.log.updateConfig(config);
       }
       switch (partition.applyState(state, topic.replicas(tp.partition()), minIsr, nowMs)) {
@@ -610,7 +612,7 @@ public final class ReplicaManager implements AutoCloseable {
                       topic,
                       logConfig(topic),
                       written.get(),
-                      TopicConfigs.minInsyncReplicas(topicDefaults, topic.configs()),
+                      TopicConfigs.minInsyncReplicas(topicDefaults.get(), topic.configs()),
                       System.currentTimeMillis());
                 }
               }

@@ -29,6 +29,7 @@ class ClusterImageTest {
         HashTreePMap.empty(),
         HashTreePMap.empty(),
         HashTreePMap.empty(),
+        HashTreePMap.empty(),
         HashTreePMap.empty());
   }
 

@@ -1,0 +1,197 @@
+package io.tidelog.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.tidelog.broker.config.BrokerConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Dynamic broker configs take effect on running brokers, with no restart (issue 20): the cluster
+ * default reaches every broker's logs and replication, a broker's own config reaches only it, and
+ * both survive a restart, as they live in etcd.
+ */
+class DynamicBrokerConfigIT {
+  private static final Duration PROPAGATION = Duration.ofSeconds(30);
+
+  @TempDir Path dir;
+  private EtcdServer etcd;
+  private final List<TestBroker> brokers = new ArrayList<>(List.of());
+
+  @BeforeEach
+  void start() throws Exception {
+    etcd = EtcdServer.start(dir.resolve("etcd"));
+    brokers.add(broker(0));
+    brokers.add(broker(1));
+  }
+
+  private TestBroker broker(int id) throws Exception {
+    return TestBroker.start(
+        dir.resolve("logs-" + id),
+        Map.of("node.id", String.valueOf(id), BrokerConfig.ETCD_ENDPOINTS, etcd.endpoint()));
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    for (TestBroker broker : brokers) {
+      broker.close();
+    }
+    etcd.close();
+  }
+
+  private Admin admin() {
+    return Admin.create(
+        Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(0).bootstrap()));
+  }
+
+  private static void alter(Admin admin, String broker, String key, String value) throws Exception {
+    admin
+        .incrementalAlterConfigs(
+            Map.of(
+                new ConfigResource(ConfigResource.Type.BROKER, broker),
+                List.of(
+                    new AlterConfigOp(
+                        new ConfigEntry(key, value),
+                        value == null ? AlterConfigOp.OpType.DELETE : AlterConfigOp.OpType.SET))))
+        .all()
+        .get();
+  }
+
+  private KafkaProducer<byte[], byte[]> producer() {
+    return new KafkaProducer<>(
+        Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            brokers.get(0).bootstrap() + "," + brokers.get(1).bootstrap(),
+            ProducerConfig.ACKS_CONFIG,
+            "all",
+            ProducerConfig.RETRIES_CONFIG,
+            "0",
+            ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+            "30000",
+            ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
+            "20000",
+            ProducerConfig.LINGER_MS_CONFIG,
+            "0"),
+        new ByteArraySerializer(),
+        new ByteArraySerializer());
+  }
+
+  /** Where the topic's value of {@code key} comes from, on {@code broker}: value and source. */
+  private String topicConfig(int broker, String topic, String key) throws Exception {
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(broker).bootstrap()))) {
+      ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+      ConfigEntry entry =
+          admin.describeConfigs(List.of(resource)).all().get().get(resource).get(key);
+      return entry.value() + " " + entry.source();
+    }
+  }
+
+  @Test
+  void theClusterDefaultReachesEveryBrokersLogsAndReplicationAndOutlivesARestart()
+      throws Exception {
+    try (Admin admin = admin();
+        KafkaProducer<byte[], byte[]> producer = producer()) {
+      admin.createTopics(List.of(new NewTopic("inherits", 1, (short) 2))).all().get();
+      byte[] twoKib = new byte[2048];
+      producer.send(new ProducerRecord<>("inherits", twoKib)).get();
+
+      alter(admin, "", "message.max.bytes", "1000");
+      for (int broker = 0; broker < 2; broker++) {
+        int b = broker;
+        await()
+            .atMost(PROPAGATION)
+            .untilAsserted(
+                () ->
+                    assertThat(topicConfig(b, "inherits", "max.message.bytes"))
+                        .isEqualTo("1000 DYNAMIC_DEFAULT_BROKER_CONFIG"));
+      }
+      assertThatThrownBy(() -> producer.send(new ProducerRecord<>("inherits", twoKib)).get())
+          .isInstanceOf(ExecutionException.class)
+          .hasCauseInstanceOf(RecordTooLargeException.class);
+
+      // The replication factor is 2: a default of 3 in-sync replicas refuses acks=all
+      alter(admin, "", "min.insync.replicas", "3");
+      await()
+          .atMost(PROPAGATION)
+          .untilAsserted(
+              () ->
+                  assertThatThrownBy(
+                          () -> producer.send(new ProducerRecord<>("inherits", new byte[10])).get())
+                      .hasCauseInstanceOf(NotEnoughReplicasException.class));
+      alter(admin, "", "min.insync.replicas", null);
+      alter(admin, "", "message.max.bytes", "4096");
+      await()
+          .atMost(PROPAGATION)
+          .untilAsserted(() -> producer.send(new ProducerRecord<>("inherits", twoKib)).get());
+    }
+
+    brokers.remove(0).close();
+    brokers.add(0, broker(0));
+    assertThat(topicConfig(0, "inherits", "max.message.bytes"))
+        .isEqualTo("4096 DYNAMIC_DEFAULT_BROKER_CONFIG");
+  }
+
+  @Test
+  void aBrokersOwnConnectionLimitAppliesToItsNextConnectionsAndToNoOtherBroker() throws Exception {
+    try (Admin admin = admin()) {
+      alter(admin, "1", BrokerConfig.MAX_CONNECTIONS, "2");
+    }
+    await()
+        .atMost(PROPAGATION)
+        .untilAsserted(() -> assertThat(refusedAmong(brokers.get(1), 3)).isEqualTo(1));
+    assertThat(refusedAmong(brokers.get(0), 3)).isZero();
+    try (Admin admin = admin()) {
+      alter(admin, "1", BrokerConfig.MAX_CONNECTIONS, null);
+    }
+    await()
+        .atMost(PROPAGATION)
+        .untilAsserted(() -> assertThat(refusedAmong(brokers.get(1), 3)).isZero());
+  }
+
+  /** How many of {@code count} connections, opened together, {@code broker} closes at once. */
+  private static int refusedAmong(TestBroker broker, int count) throws Exception {
+    List<RawKafkaClient> clients = new ArrayList<>();
+    try {
+      int refused = 0;
+      for (int i = 0; i < count; i++) {
+        RawKafkaClient client = new RawKafkaClient(broker.port, 5_000);
+        clients.add(client);
+        try {
+          client.send(new ApiVersionsRequest.Builder().build((short) 3));
+        } catch (Exception e) {
+          refused++;
+        }
+      }
+      return refused;
+    } finally {
+      for (RawKafkaClient client : clients) {
+        client.close();
+      }
+    }
+  }
+}
