@@ -5,10 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.tidelog.broker.config.DynamicBrokerConfig;
 import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.Conditions;
 import io.tidelog.operator.cluster.ClusterModel;
+import io.tidelog.operator.cluster.DynamicConfigs;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -29,6 +32,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
@@ -42,8 +46,17 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterRollIT {
   private static final String NS = "kafka";
   private static final int RECORDS = 1_000;
+  private static final ConfigResource EVENTS_TOPIC =
+      new ConfigResource(ConfigResource.Type.TOPIC, "events");
 
   @TempDir Path dir;
+
+  /** The operator's list of the keys brokers take live is the brokers' own. */
+  @Test
+  void theOperatorAppliesLiveExactlyTheKeysTheBrokersTakeLive() {
+    assertThat(DynamicConfigs.KEYS)
+        .containsExactlyInAnyOrderElementsOf(DynamicBrokerConfig.DYNAMIC);
+  }
 
   @Test
   void aConfigChangeRollsOneBrokerAtATimeControllerLastAndWaitsForLaggingReplicas()
@@ -79,7 +92,39 @@ class ClusterRollIT {
           assertThat(get(client).getStatus().controllerId).isEqualTo(controller);
           assertThat(pods.restarts()).isEmpty();
 
-          // when a broker config changes,
+          // When a config the brokers take live changes, no broker restarts: every broker has it
+          // as the cluster's dynamic default, and an Event says so.
+          edit(
+              client,
+              c -> {
+                c.getSpec().config = Map.of("log.retention.ms", "7200000");
+                return c;
+              });
+          await()
+              .atMost(Duration.ofSeconds(60))
+              .untilAsserted(
+                  () ->
+                      assertThat(
+                              admin
+                                  .describeConfigs(List.of(EVENTS_TOPIC))
+                                  .all()
+                                  .get()
+                                  .get(EVENTS_TOPIC)
+                                  .get("retention.ms"))
+                          .extracting(ConfigEntry::value, ConfigEntry::source)
+                          .containsExactly(
+                              "7200000", ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+          awaitReady(client, Duration.ofSeconds(60));
+          assertThat(
+                  client.v1().events().inNamespace(NS).list().getItems().stream()
+                      .filter(e -> "BrokerConfigUpdated".equals(e.getReason()))
+                      .map(Event::getMessage))
+              .singleElement()
+              .asString()
+              .contains("without a restart: log.retention.ms=7200000");
+          assertThat(pods.restarts()).isEmpty();
+
+          // When a broker config that needs a restart changes (and the live one goes),
           edit(
               client,
               c -> {
@@ -98,8 +143,18 @@ class ClusterRollIT {
           assertThat(events)
               .hasSize(3)
               .allSatisfy(e -> assertThat(e.getMessage()).contains("out of date"));
-          // and every acknowledged record is still there.
+          // and every acknowledged record is still there. The live config is gone from the
+          // brokers' dynamic default (these brokers read their own files, not the ConfigMap).
           assertThat(count(bootstrap)).isEqualTo(RECORDS);
+          assertThat(
+                  admin
+                      .describeConfigs(List.of(EVENTS_TOPIC))
+                      .all()
+                      .get()
+                      .get(EVENTS_TOPIC)
+                      .get("retention.ms"))
+              .extracting(ConfigEntry::value, ConfigEntry::source)
+              .containsExactly("604800000", ConfigEntry.ConfigSource.DEFAULT_CONFIG);
 
           // Given broker 2 killed behind its pod's back, so that its partitions are
           // under-replicated,

@@ -254,11 +254,26 @@ public final class ClusterModel {
    * (bin/tidelog dev keeps Kafka's default, true).
    */
   static String serverProperties(Cluster c) {
+    return serverProperties(c, c.getSpec().config == null ? Map.of() : c.getSpec().config);
+  }
+
+  /**
+   * server.properties but for the {@linkplain DynamicConfigs dynamic} keys of spec.config, which
+   * the brokers take without a restart: what the pods' config hash covers.
+   */
+  static String restartingProperties(Cluster c) {
+    Map<String, String> restarting = new TreeMap<>();
+    if (c.getSpec().config != null) {
+      restarting.putAll(c.getSpec().config);
+    }
+    restarting.keySet().removeAll(DynamicConfigs.KEYS);
+    return serverProperties(c, restarting);
+  }
+
+  private static String serverProperties(Cluster c, Map<String, String> specConfig) {
     Map<String, String> config = new TreeMap<>();
     config.put("auto.create.topics.enable", "false");
-    if (c.getSpec().config != null) {
-      config.putAll(c.getSpec().config);
-    }
+    config.putAll(specConfig);
     config.putAll(BrokerListeners.configs(c));
     config.put("log.dirs", DATA_DIR + "/data");
     config.put("tidelog.etcd.endpoints", etcdEndpoints(c));
@@ -542,7 +557,7 @@ public final class ClusterModel {
 
   private static Map<String, String> podAnnotations(Cluster c) {
     Map<String, String> annotations = new TreeMap<>();
-    annotations.put("tidelog.io/config-hash", hash(serverProperties(c)));
+    annotations.put("tidelog.io/config-hash", hash(restartingProperties(c)));
     Map<String, String> own = c.getMetadata().getAnnotations();
     if (own != null && own.containsKey(MANUAL_ROLL_ANNOTATION)) {
       annotations.put(MANUAL_ROLL_ANNOTATION, own.get(MANUAL_ROLL_ANNOTATION));

@@ -36,6 +36,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,6 +62,9 @@ public class ClusterReconciler implements Reconciler<Cluster> {
   private final ResourceMetrics metrics;
   private final Duration secretPropagation;
   private final String operatorNamespace;
+
+  /** By Cluster uid: the dynamic configs this process last gave the Cluster's brokers. */
+  private final Map<String, Map<String, String>> appliedDynamic = new ConcurrentHashMap<>();
 
   /**
    * @param brokerAccess how the operator reaches a Cluster's brokers: their replication listener,
@@ -161,6 +165,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     String revision = ClusterModel.brokerRevision(cluster);
     Map<Integer, Pod> pods = brokerPods(client, cluster);
     writeRacks(client, cluster, pods.values());
+    boolean dynamicApplied = applyDynamicConfigs(client, cluster, pods.values());
     Roller.Decision decision = Roller.next(cluster.getSpec().replicas, revision, pods, view);
     if (decision instanceof Roller.Restart restart) {
       restart(client, cluster, pods.get(restart.brokerId()), restart.reason());
@@ -168,6 +173,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     report(cluster, status, pods, decision, view);
     boolean done =
         decision instanceof Roller.Done
+            && dynamicApplied
             && Conditions.isTrue(status.conditions, Conditions.READY)
             && certificates.renewals().isEmpty();
     if (!done) {
@@ -468,6 +474,49 @@ public class ClusterReconciler implements Reconciler<Cluster> {
   }
 
   /**
+   * Gives the brokers spec.config's dynamic keys as the cluster-wide dynamic default, once a broker
+   * is Ready to take them, and says so in an Event when that changed anything. Returns whether the
+   * brokers have them now; if not (none Ready yet, or Admin failed), a later reconcile tries again.
+   * What this operator process applied last is not asked for again: a default changed behind its
+   * back is put right at the next change of spec.config, or when the operator restarts.
+   */
+  private boolean applyDynamicConfigs(
+      KubernetesClient client, Cluster cluster, Collection<Pod> pods) {
+    Map<String, String> desired = DynamicConfigs.of(cluster);
+    String uid = cluster.getMetadata().getUid();
+    if (desired.equals(appliedDynamic.get(uid))) {
+      return true;
+    }
+    if (pods.stream().noneMatch(Roller::isReady)) {
+      return desired.isEmpty();
+    }
+    try {
+      List<String> changed = DynamicConfigs.apply(brokerAccess.of(cluster, client), desired);
+      appliedDynamic.put(uid, desired);
+      if (!changed.isEmpty()) {
+        String message =
+            "Applied spec.config to the running brokers, as their dynamic default, without a"
+                + " restart: "
+                + String.join(", ", changed);
+        LOG.info(
+            "Cluster {}/{}: {}",
+            cluster.getMetadata().getNamespace(),
+            cluster.getMetadata().getName(),
+            message);
+        event(client, cluster, "BrokerConfigUpdated", message);
+      }
+      return true;
+    } catch (Exception e) {
+      LOG.warn(
+          "Cluster {}/{}: applying the dynamic configs of spec.config failed, retrying: {}",
+          cluster.getMetadata().getNamespace(),
+          cluster.getMetadata().getName(),
+          e.toString());
+      return false;
+    }
+  }
+
+  /**
    * Deletes the pod, so that the StatefulSet recreates it from the current template, and says why.
    */
   private static void restart(KubernetesClient client, Cluster cluster, Pod pod, String reason) {
@@ -478,6 +527,12 @@ public class ClusterReconciler implements Reconciler<Cluster> {
         cluster.getMetadata().getName(),
         message);
     client.resource(pod).delete();
+    event(client, cluster, "BrokerRestart", message);
+  }
+
+  /** A Normal Event on the Cluster, from the operator. */
+  private static void event(
+      KubernetesClient client, Cluster cluster, String reason, String message) {
     String now = Instant.now().toString();
     client
         .v1()
@@ -496,7 +551,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
                 .withUid(cluster.getMetadata().getUid())
                 .endInvolvedObject()
                 .withType("Normal")
-                .withReason("BrokerRestart")
+                .withReason(reason)
                 .withMessage(message)
                 .withFirstTimestamp(now)
                 .withLastTimestamp(now)

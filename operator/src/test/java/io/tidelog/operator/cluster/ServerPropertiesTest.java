@@ -46,6 +46,25 @@ class ServerPropertiesTest {
   }
 
   @Test
+  void aChangeOfDynamicKeysAloneRollsNoBrokerAndAStaticOneDoes() {
+    Cluster before = cluster(Map.of("log.retention.ms", "1000", "num.partitions", "3"));
+    Cluster dynamic =
+        cluster(Map.of("log.retention.ms", "2000", "max.connections", "50", "num.partitions", "3"));
+    Cluster restarting = cluster(Map.of("log.retention.ms", "1000", "num.partitions", "4"));
+
+    // The file changes with every key, as a restarted or new broker reads it,
+    assertThat(ClusterModel.serverProperties(dynamic))
+        .isNotEqualTo(ClusterModel.serverProperties(before))
+        .contains("log.retention.ms=2000", "max.connections=50");
+    // but the pod template, whose change rolls the brokers, only with keys that need a restart.
+    assertThat(ClusterModel.brokerRevision(dynamic)).isEqualTo(ClusterModel.brokerRevision(before));
+    assertThat(ClusterModel.brokerRevision(restarting))
+        .isNotEqualTo(ClusterModel.brokerRevision(before));
+    assertThat(DynamicConfigs.of(dynamic))
+        .isEqualTo(Map.of("log.retention.ms", "2000", "max.connections", "50"));
+  }
+
+  @Test
   void aValueWithALineBreakIsRefusedWithItsFieldPath() throws Exception {
     for (String breaking : List.of("\n", "\r", "\u000b", "\f", "\u0000")) {
       Cluster cluster =
