@@ -29,6 +29,7 @@ import io.tidelog.broker.protocol.AclsHandler;
 import io.tidelog.broker.protocol.BrokerApis;
 import io.tidelog.broker.protocol.ClientQuotasHandler;
 import io.tidelog.broker.protocol.ConfigsHandler;
+import io.tidelog.broker.protocol.ElectLeadersHandler;
 import io.tidelog.broker.protocol.FetchHandler;
 import io.tidelog.broker.protocol.GroupHandler;
 import io.tidelog.broker.protocol.LogDirsHandler;
@@ -452,7 +453,8 @@ public final class Broker implements AutoCloseable {
             new ScramCredentialsHandler(metadata, metadataExecutor, authorization),
             new AclsHandler(metadata, authorization, metadataExecutor),
             new ClientQuotasHandler(metadata, metadataExecutor, authorization),
-            new LogDirsHandler(replicas, authorization));
+            new LogDirsHandler(replicas, authorization),
+            new ElectLeadersHandler(metadata, metadataExecutor, authorization));
     AuthenticationMetrics authentications = new AuthenticationMetrics(registry);
     server =
         new SocketServer(

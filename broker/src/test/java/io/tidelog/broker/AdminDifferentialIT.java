@@ -812,4 +812,53 @@ class AdminDifferentialIT {
       }
     }
   }
+
+  private static List<String> elected(org.apache.kafka.common.requests.ElectLeadersResponse r) {
+    List<String> results = new ArrayList<>();
+    results.add("request " + Errors.forCode(r.data().errorCode()));
+    r.data()
+        .replicaElectionResults()
+        .forEach(
+            t ->
+                t.partitionResult()
+                    .forEach(
+                        p ->
+                            results.add(
+                                t.topic()
+                                    + "-"
+                                    + p.partitionId()
+                                    + " "
+                                    + Errors.forCode(p.errorCode()))));
+    return results;
+  }
+
+  /**
+   * ElectLeaders on one broker, where no election is ever needed: the same code for each partition
+   * named, for partitions that do not exist, and the same (empty) answer for all partitions,
+   * preferred and unclean.
+   */
+  @Test
+  void electLeadersAnswersAsKafka() throws Exception {
+    for (org.apache.kafka.common.ElectionType type :
+        List.of(
+            org.apache.kafka.common.ElectionType.PREFERRED,
+            org.apache.kafka.common.ElectionType.UNCLEAN)) {
+      View named =
+          same(
+              new org.apache.kafka.common.requests.ElectLeadersRequest.Builder(
+                      type,
+                      List.of(
+                          new org.apache.kafka.common.TopicPartition("existing", 0),
+                          new org.apache.kafka.common.TopicPartition("existing", 7),
+                          new org.apache.kafka.common.TopicPartition("no-such-topic", 0)),
+                      30_000)
+                  .build((short) 2),
+              AdminDifferentialIT::elected);
+      assertThat(named.results()).contains("existing-0 ELECTION_NOT_NEEDED");
+      same(
+          new org.apache.kafka.common.requests.ElectLeadersRequest.Builder(type, null, 30_000)
+              .build((short) 2),
+          AdminDifferentialIT::elected);
+    }
+  }
 }

@@ -538,6 +538,24 @@ class AuthorizationDifferentialIT {
             List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE)),
             describeLogDirs(),
             "NONE dirs=1"));
+    cases.add(
+        new Case(
+            "elect leaders, no ACL",
+            List.of(),
+            electLeaders(),
+            "CLUSTER_AUTHORIZATION_FAILED [CLUSTER_AUTHORIZATION_FAILED]"));
+    cases.add(
+        new Case(
+            "elect leaders, DESCRIBE",
+            List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE)),
+            electLeaders(),
+            "CLUSTER_AUTHORIZATION_FAILED [CLUSTER_AUTHORIZATION_FAILED]"));
+    cases.add(
+        new Case(
+            "elect leaders, ALTER",
+            List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER)),
+            electLeaders(),
+            "NONE [ELECTION_NOT_NEEDED]"));
     cases.add(new Case("api versions, no ACL", List.of(), apiVersions(), "NONE"));
     cases.add(new Case("sync group, no ACL", List.of(), syncGroup(), "GROUP_AUTHORIZATION_FAILED"));
     cases.add(new Case("heartbeat, no ACL", List.of(), heartbeat(), "GROUP_AUTHORIZATION_FAILED"));
@@ -1222,6 +1240,25 @@ class AuthorizationDifferentialIT {
                                           .setSaltedPassword(saltedPassword))))
                       .build((short) 0));
       return Errors.forCode(response.data().results().get(0).errorCode()).name();
+    };
+  }
+
+  private static Probe electLeaders() {
+    return (alice, target) -> {
+      var response =
+          (org.apache.kafka.common.requests.ElectLeadersResponse)
+              alice.send(
+                  new org.apache.kafka.common.requests.ElectLeadersRequest.Builder(
+                          org.apache.kafka.common.ElectionType.PREFERRED,
+                          List.of(new org.apache.kafka.common.TopicPartition(TOPIC, 0)),
+                          30_000)
+                      .build((short) 2));
+      return Errors.forCode(response.data().errorCode()).name()
+          + " "
+          + response.data().replicaElectionResults().stream()
+              .flatMap(t -> t.partitionResult().stream())
+              .map(p -> Errors.forCode(p.errorCode()).name())
+              .toList();
     };
   }
 

@@ -188,6 +188,12 @@ final class SampleRequests {
           new org.apache.kafka.common.requests.DescribeLogDirsRequest.Builder(
                   new org.apache.kafka.common.message.DescribeLogDirsRequestData().setTopics(null))
               .build(v);
+      case ELECT_LEADERS ->
+          new org.apache.kafka.common.requests.ElectLeadersRequest.Builder(
+                  org.apache.kafka.common.ElectionType.PREFERRED,
+                  List.of(new org.apache.kafka.common.TopicPartition(topic, 0)),
+                  30_000)
+              .build(v);
       case DESCRIBE_CLUSTER ->
           new org.apache.kafka.common.requests.DescribeClusterRequest.Builder(
                   new org.apache.kafka.common.message.DescribeClusterRequestData())

@@ -690,6 +690,16 @@ public final class MetadataStore implements AutoCloseable {
     return written;
   }
 
+  /**
+   * The leader elections an admin asked for ({@link LeaderElection}): compare-and-swaps on each
+   * partition's state, written together, as {@link #alterIsrs}.
+   *
+   * @return the partitions written; one whose state changed first is not among them
+   */
+  public Set<TopicPartition> electLeaders(List<PartitionChange> changes) {
+    return writePartitions(changes, List.of());
+  }
+
   /** One ISR change, as {@link #alterIsrs}: the written state, or empty. */
   public Optional<PartitionState> alterIsr(
       TopicPartition tp, PartitionState expected, List<Integer> isr) {

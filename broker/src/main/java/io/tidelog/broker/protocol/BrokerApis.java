@@ -13,4 +13,5 @@ public record BrokerApis(
     ScramCredentialsHandler scramCredentials,
     AclsHandler acls,
     ClientQuotasHandler quotas,
-    LogDirsHandler logDirs) {}
+    LogDirsHandler logDirs,
+    ElectLeadersHandler elections) {}
