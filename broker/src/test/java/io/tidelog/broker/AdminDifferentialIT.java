@@ -792,22 +792,22 @@ class AdminDifferentialIT {
             .contains("max.connections.per.ip=500 sensitive=false")
             .contains("DYNAMIC_BROKER_CONFIG:max.connections.per.ip=500");
       } finally {
-        for (String[] undo :
-            List.of(
-                new String[] {"--entity-default", "--delete-config", "log.retention.bytes"},
-                new String[] {"--entity-name", "1", "--delete-config", "max.connections.per.ip"})) {
-          List<String> args =
-              new ArrayList<>(
-                  List.of(
-                      "kafka.admin.ConfigCommand",
-                      "--bootstrap-server",
-                      bootstrap,
-                      "--alter",
-                      "--entity-type",
-                      "brokers"));
-          args.addAll(List.of(undo));
-          ApacheKafka.ToolRun run = ApacheKafka.tool("", args.toArray(String[]::new));
-          assertThat(run.exitStatus()).as(run.output()).isZero();
+        try (Admin admin = admin(port)) {
+          admin
+              .incrementalAlterConfigs(
+                  Map.of(
+                      new ConfigResource(ConfigResource.Type.BROKER, ""),
+                      List.of(
+                          new AlterConfigOp(
+                              new ConfigEntry("log.retention.bytes", null),
+                              AlterConfigOp.OpType.DELETE)),
+                      new ConfigResource(ConfigResource.Type.BROKER, "1"),
+                      List.of(
+                          new AlterConfigOp(
+                              new ConfigEntry("max.connections.per.ip", null),
+                              AlterConfigOp.OpType.DELETE))))
+              .all()
+              .get();
         }
       }
     }
@@ -860,5 +860,84 @@ class AdminDifferentialIT {
               .build((short) 2),
           AdminDifferentialIT::elected);
     }
+  }
+
+  private static IncrementalAlterConfigsRequest loggerChange(
+      AlterConfigOp.OpType op, String logger, String level) {
+    var configs = new IncrementalAlterConfigsRequestData.AlterableConfigCollection();
+    configs.add(
+        new IncrementalAlterConfigsRequestData.AlterableConfig()
+            .setName(logger)
+            .setValue(level)
+            .setConfigOperation(op.id()));
+    IncrementalAlterConfigsRequestData data = new IncrementalAlterConfigsRequestData();
+    data.resources()
+        .add(
+            new IncrementalAlterConfigsRequestData.AlterConfigsResource()
+                .setResourceType(ConfigResource.Type.BROKER_LOGGER.id())
+                .setResourceName("1")
+                .setConfigs(configs));
+    return new IncrementalAlterConfigsRequest.Builder(data).build((short) 1);
+  }
+
+  /**
+   * Broker loggers: the same code from both for a level that is not Kafka's, a logger neither has,
+   * removing the root's level, APPEND, and good changes; kafka-configs --entity-type broker-loggers
+   * changes a level on both, and on Tidelog the logger logs at it from then on.
+   */
+  @Test
+  void brokerLoggersChangeAsInKafka() throws Exception {
+    String logger = "org.apache.kafka.clients.NetworkClient"; // a logger both brokers have
+    same(loggerChange(AlterConfigOp.OpType.SET, logger, "LOUD"), AdminDifferentialIT::altered);
+    same(
+        loggerChange(AlterConfigOp.OpType.SET, "no.such.logger", "DEBUG"),
+        AdminDifferentialIT::altered);
+    same(loggerChange(AlterConfigOp.OpType.DELETE, "root", null), AdminDifferentialIT::altered);
+    same(loggerChange(AlterConfigOp.OpType.APPEND, logger, "DEBUG"), AdminDifferentialIT::altered);
+    same(loggerChange(AlterConfigOp.OpType.SET, "root", "INFO"), AdminDifferentialIT::altered);
+
+    String traced = "io.tidelog.broker.protocol.ConfigsHandler";
+    org.slf4j.Logger tidelogs = org.slf4j.LoggerFactory.getLogger(traced);
+    assertThat(tidelogs.isTraceEnabled()).isFalse();
+    for (int port : ports()) {
+      String name = port == tidelog.port ? traced : "kafka.server.KafkaApis";
+      ApacheKafka.ToolRun set =
+          ApacheKafka.tool(
+              "",
+              "kafka.admin.ConfigCommand",
+              "--bootstrap-server",
+              "127.0.0.1:" + port,
+              "--alter",
+              "--entity-type",
+              "broker-loggers",
+              "--entity-name",
+              "1",
+              "--add-config",
+              name + "=TRACE");
+      assertThat(set.exitStatus()).as(set.output()).isZero();
+      ApacheKafka.ToolRun describe =
+          ApacheKafka.tool(
+              "",
+              "kafka.admin.ConfigCommand",
+              "--bootstrap-server",
+              "127.0.0.1:" + port,
+              "--describe",
+              "--entity-type",
+              "broker-loggers",
+              "--entity-name",
+              "1");
+      assertThat(describe.output()).as("port " + port).contains(name + "=TRACE", "root=INFO");
+    }
+    assertThat(tidelogs.isTraceEnabled()).as("set through kafka-configs").isTrue();
+    for (int port : ports()) {
+      String name = port == tidelog.port ? traced : "kafka.server.KafkaApis";
+      try (RawKafkaClient client = new RawKafkaClient(port, 60_000)) {
+        IncrementalAlterConfigsResponse response =
+            (IncrementalAlterConfigsResponse)
+                client.send(loggerChange(AlterConfigOp.OpType.DELETE, name, null));
+        assertThat(altered(response)).containsExactly("'1' NONE");
+      }
+    }
+    assertThat(tidelogs.isTraceEnabled()).as("back to its parent's level").isFalse();
   }
 }

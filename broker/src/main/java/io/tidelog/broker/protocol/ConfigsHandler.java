@@ -3,6 +3,7 @@ package io.tidelog.broker.protocol;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
+import io.tidelog.broker.config.BrokerLoggers;
 import io.tidelog.broker.config.DynamicBrokerConfig;
 import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.security.Authorization;
@@ -190,9 +191,8 @@ public final class ConfigsHandler {
                                       key,
                                       hidden(key, value),
                                       ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)))));
-        } else if (!name.equals(nodeId)) {
-          throw new InvalidRequestException("This is broker " + nodeId + ", not " + name);
         } else {
+          thisBroker(name);
           BrokerConfig current = brokerConfig.current();
           BrokerConfig statics = brokerConfig.staticConfig();
           Map<String, String> staticValues = statics.describe();
@@ -228,10 +228,67 @@ public final class ConfigsHandler {
                               List.of(synonym(key, null, ConfigSource.DYNAMIC_BROKER_CONFIG)))));
         }
       }
+      case BROKER_LOGGER -> {
+        thisBroker(resource.resourceName());
+        BrokerLoggers.levels()
+            .forEach(
+                (logger, level) ->
+                    configs.add(
+                        new DescribeConfigsResourceResult()
+                            .setName(logger)
+                            .setValue(level)
+                            .setReadOnly(false)
+                            .setConfigSource(ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG.id())
+                            .setIsSensitive(false)
+                            .setConfigType(ConfigType.UNKNOWN.id())));
+      }
       default ->
           throw new InvalidRequestException("Unsupported resource type " + resource.resourceType());
     }
     return configs;
+  }
+
+  private void thisBroker(String name) {
+    if (!name.equals(nodeId)) {
+      throw new InvalidRequestException("This is broker " + nodeId + ", not " + name);
+    }
+  }
+
+  /**
+   * Changes log levels of this broker, all or none: each operation is checked first, as Kafka does
+   * (SET to one of Kafka's levels, DELETE of any logger but the root, no APPEND or SUBTRACT).
+   */
+  private ApiError alterLoggers(
+      String name,
+      boolean validateOnly,
+      Iterable<AlterableConfig> operations,
+      RequestHeader header) {
+    try {
+      thisBroker(name);
+      for (AlterableConfig op : operations) {
+        OpType type = OpType.forId(op.configOperation());
+        if (type == OpType.SET) {
+          BrokerLoggers.checkSet(op.name(), op.value());
+        } else if (type == OpType.DELETE) {
+          BrokerLoggers.checkUnset(op.name());
+        } else {
+          throw new InvalidRequestException(
+              type + " operation is not allowed for the BROKER_LOGGER resource");
+        }
+      }
+      if (!validateOnly) {
+        for (AlterableConfig op : operations) {
+          if (OpType.forId(op.configOperation()) == OpType.SET) {
+            BrokerLoggers.set(op.name(), op.value());
+          } else {
+            BrokerLoggers.unset(op.name());
+          }
+        }
+      }
+      return ApiError.NONE;
+    } catch (RuntimeException e) {
+      return ErrorMapping.apiError(e, header);
+    }
   }
 
   /** The dynamic layers that set broker key {@code key}: this broker's, then the default's. */
@@ -326,6 +383,12 @@ public final class ConfigsHandler {
               resource.resourceName());
       if (refused != null) {
         result.setErrorCode(refused.code());
+        continue;
+      }
+      if (ConfigResource.Type.forId(resource.resourceType()) == ConfigResource.Type.BROKER_LOGGER) {
+        ApiError error =
+            alterLoggers(resource.resourceName(), data.validateOnly(), resource.configs(), header);
+        result.setErrorCode(error.error().code()).setErrorMessage(error.message());
         continue;
       }
       alters.add(
