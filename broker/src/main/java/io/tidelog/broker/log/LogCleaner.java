@@ -156,6 +156,7 @@ public final class LogCleaner implements AutoCloseable {
     List<LogSegment> cleanable = new ArrayList<>();
     long cleanBytes = 0;
     long dirtyBytes = 0;
+    long earliestDirtyMs = Long.MAX_VALUE;
     for (LogSegment segment : segments.headMap(end, false).values()) {
       long segmentEnd = segments.higherKey(segment.baseOffset());
       if (segmentEnd <= log.logStartOffset()) {
@@ -166,13 +167,19 @@ public final class LogCleaner implements AutoCloseable {
         cleanBytes += segment.sizeInBytes();
       } else {
         dirtyBytes += segment.sizeInBytes();
+        long first = segment.firstBatchTimestamp();
+        if (first > 0) {
+          earliestDirtyMs = Math.min(earliestDirtyMs, first);
+        }
       }
     }
     boolean tombstonesDue = log.deleteHorizonMs() >= 0 && log.deleteHorizonMs() <= nowMs;
     boolean dirtyEnough =
         dirtyBytes > 0
             && (double) dirtyBytes / (cleanBytes + dirtyBytes) >= config.minCleanableDirtyRatio();
-    if (cleanable.isEmpty() || !(dirtyEnough || tombstonesDue)) {
+    // KIP-354: a dirty record older than max.compaction.lag.ms is cleaned whatever the ratio
+    boolean lagDue = dirtyBytes > 0 && earliestDirtyMs < nowMs - config.maxCompactionLagMs();
+    if (cleanable.isEmpty() || !(dirtyEnough || tombstonesDue || lagDue)) {
       return Optional.empty();
     }
     return Optional.of(

@@ -54,7 +54,9 @@ public record LogConfig(
     int maxUncompressedMessageBytes,
     Compression compression,
     long messageTimestampBeforeMaxMs,
-    long messageTimestampAfterMaxMs) {
+    long messageTimestampAfterMaxMs,
+    long segmentJitterMs,
+    long maxCompactionLagMs) {
 
   /**
    * Tidelog's limit on what one record batch may decompress to (Kafka has none): {@code
@@ -179,7 +181,9 @@ public record LogConfig(
           .define(kafkas(TopicConfig.COMPRESSION_LZ4_LEVEL_CONFIG))
           .define(kafkas(TopicConfig.COMPRESSION_ZSTD_LEVEL_CONFIG))
           .define(kafkas(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG))
-          .define(kafkas(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG));
+          .define(kafkas(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG))
+          .define(kafkas(TopicConfig.SEGMENT_JITTER_MS_CONFIG))
+          .define(kafkas(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG));
 
   /** Kafka's own definition of topic config {@code name}: its type, default and check. */
   private static ConfigDef.ConfigKey kafkas(String name) {
@@ -214,7 +218,30 @@ public record LogConfig(
         (Integer) v.get(MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG),
         compression(v),
         (Long) v.get(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
-        (Long) v.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG));
+        (Long) v.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG),
+        (Long) v.get(TopicConfig.SEGMENT_JITTER_MS_CONFIG),
+        (Long) v.get(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG));
+  }
+
+  /**
+   * How long a segment may stay active, as Kafka's {@code LogConfig.maxSegmentMs}: {@code
+   * segment.ms}, or {@code max.compaction.lag.ms} when that is shorter on a compacted topic, so
+   * that no record waits in the active segment, which is never cleaned, beyond it.
+   */
+  public long maxSegmentMs() {
+    return compactEnabled() ? Math.min(maxCompactionLagMs, segmentMs) : segmentMs;
+  }
+
+  /**
+   * A new segment's jitter, as Kafka's {@code randomSegmentJitter}: a random part of {@code
+   * segment.jitter.ms} (below {@link #maxSegmentMs()}) taken off its roll time, so that the
+   * segments of many partitions created together do not all roll together.
+   */
+  long randomSegmentJitterMs() {
+    return segmentJitterMs == 0
+        ? 0
+        : java.util.concurrent.ThreadLocalRandom.current()
+            .nextLong(Math.min(segmentJitterMs, maxSegmentMs()));
   }
 
   /** The codec of {@code compression.type} at its level, or null for {@code producer}. */

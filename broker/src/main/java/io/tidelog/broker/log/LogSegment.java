@@ -50,6 +50,10 @@ final class LogSegment implements AutoCloseable {
   private final TimeIndex timeIndex;
   private final int indexIntervalBytes;
   private final long createdMs;
+
+  /** Taken off {@code segment.ms} for this segment ({@code segment.jitter.ms}). */
+  private final long rollJitterMs;
+
   private int bytesSinceLastIndexEntry;
   private long maxTimestampSoFar = RecordBatch.NO_TIMESTAMP;
   private long offsetOfMaxTimestampSoFar;
@@ -79,6 +83,7 @@ final class LogSegment implements AutoCloseable {
     this.timeIndex = timeIndex;
     this.indexIntervalBytes = config.indexIntervalBytes();
     this.createdMs = createdMs;
+    this.rollJitterMs = config.randomSegmentJitterMs();
     this.offsetOfMaxTimestampSoFar = baseOffset;
     this.verifiedPrefixBytes = 0;
     this.appendedFromBytes = log.sizeInBytes();
@@ -379,13 +384,21 @@ final class LogSegment implements AutoCloseable {
         log().searchForTimestamp(maxTimestampSoFar, batchPosition.position, baseOffset));
   }
 
+  /** The max timestamp of the segment's first batch, read when not known; -1 when it is empty. */
+  long firstBatchTimestamp() {
+    if (firstBatchTimestamp == RecordBatch.NO_TIMESTAMP && sizeInBytes() > 0) {
+      firstBatchTimestamp = log().batches().iterator().next().maxTimestamp();
+    }
+    return firstBatchTimestamp;
+  }
+
   boolean shouldRoll(RollParams params) {
     long waitedMs =
         firstBatchTimestamp >= 0 && params.maxTimestampInMessages() >= 0
             ? params.maxTimestampInMessages() - firstBatchTimestamp
             : params.nowMs() - createdMs;
     return sizeInBytes() > params.segmentBytes() - params.messagesSizeBytes()
-        || sizeInBytes() > 0 && waitedMs > params.segmentMs()
+        || sizeInBytes() > 0 && waitedMs > params.segmentMs() - rollJitterMs
         || offsetIndex.isFull()
         || timeIndex.isFull()
         || !fitsRelativeOffset(params.maxOffsetInMessages());

@@ -384,7 +384,7 @@ public final class PartitionLog implements AutoCloseable {
                   maxTimestamp,
                   nowMs,
                   config.segmentBytes(),
-                  config.segmentMs()));
+                  config.maxSegmentMs()));
       segment.append(lastOffset, records);
       for (RecordBatch batch : records.batches()) {
         leaderEpochCache.assign(batch.partitionLeaderEpoch(), batch.baseOffset());

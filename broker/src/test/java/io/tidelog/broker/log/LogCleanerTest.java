@@ -175,6 +175,42 @@ class LogCleanerTest {
   }
 
   @Test
+  void aDirtyRecordOlderThanTheMaxCompactionLagIsCleanedWhateverTheRatio() throws Exception {
+    // Given a log cleaned once, then one dirty segment in five, below a ratio of 0.9
+    PartitionLog log =
+        open(
+            Map.of(
+                "segment.bytes", "100",
+                "min.cleanable.dirty.ratio", "0.9",
+                "max.compaction.lag.ms", String.valueOf(DAY_MS)));
+    for (int i = 0; i < 4; i++) {
+      log.append(keyed(T0, "k" + i + "=v"), 0);
+    }
+    assertThat(cleanOnce(log)).isTrue();
+    log.append(keyed(T0, "k0=w"), 0);
+    log.append(keyed(T0, "x=1"), 0);
+    assertThat(cleanOnce(log)).as("dirty for less than the lag").isFalse();
+
+    // When the dirty record is older than max.compaction.lag.ms, it is cleaned
+    time.sleep(DAY_MS + 1);
+    assertThat(cleanOnce(log)).isTrue();
+    assertThat(contents(log)).doesNotContain("0:k0=v");
+  }
+
+  @Test
+  void theActiveSegmentOfACompactedTopicRollsWithinTheMaxCompactionLag() throws Exception {
+    long hourMs = 3_600_000L;
+    PartitionLog log = open(Map.of("max.compaction.lag.ms", String.valueOf(hourMs)));
+    log.append(keyed(T0, "a=1"), 0);
+    time.sleep(hourMs);
+    log.append(keyed(T0 + hourMs, "a=2"), 0);
+    assertThat(log.segments()).as("within the lag: one segment").hasSize(1);
+    time.sleep(1);
+    log.append(keyed(T0 + hourMs + 1, "a=3"), 0);
+    assertThat(log.segments()).as("past the lag, though segment.ms is a week").hasSize(2);
+  }
+
+  @Test
   void honoursTheDirtyRatioAndTheCompactionLag() throws Exception {
     // Given a log cleaned once, then one more dirty segment out of four
     PartitionLog log = open(Map.of("segment.bytes", "100", "min.cleanable.dirty.ratio", "0.5"));
