@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -106,7 +107,12 @@ class DynamicBrokerConfigIT {
             Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(broker).bootstrap()))) {
       ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
       ConfigEntry entry =
-          admin.describeConfigs(List.of(resource)).all().get().get(resource).get(key);
+          admin
+              .describeConfigs(List.of(resource))
+              .all()
+              .get(10, TimeUnit.SECONDS)
+              .get(resource)
+              .get(key);
       return entry.value() + " " + entry.source();
     }
   }
@@ -192,6 +198,72 @@ class DynamicBrokerConfigIT {
       for (RawKafkaClient client : clients) {
         client.close();
       }
+    }
+  }
+
+  @Test
+  void theLogCleanerRestartsWithItsNewBackoff() throws Exception {
+    // The brokers' static backoff is an hour: nothing is compacted until the dynamic one comes
+    for (TestBroker broker : brokers) {
+      broker.close();
+    }
+    brokers.clear();
+    for (int id = 0; id < 2; id++) {
+      brokers.add(
+          TestBroker.start(
+              dir.resolve("logs-" + id),
+              Map.of(
+                  "node.id",
+                  String.valueOf(id),
+                  BrokerConfig.ETCD_ENDPOINTS,
+                  etcd.endpoint(),
+                  BrokerConfig.LOG_CLEANER_BACKOFF_MS,
+                  "3600000")));
+    }
+    try (Admin admin = admin();
+        KafkaProducer<byte[], byte[]> producer = producer()) {
+      admin
+          .createTopics(
+              List.of(
+                  new NewTopic("compacted", 1, (short) 2)
+                      .configs(
+                          Map.of(
+                              "cleanup.policy", "compact",
+                              "internal.segment.bytes", "200",
+                              "min.cleanable.dirty.ratio", "0.01"))))
+          .all()
+          .get();
+      for (int i = 0; i < 30; i++) {
+        producer.send(new ProducerRecord<>("compacted", "key".getBytes(), new byte[50])).get();
+      }
+      alter(admin, "", BrokerConfig.LOG_CLEANER_BACKOFF_MS, "200");
+      await()
+          .atMost(PROPAGATION)
+          .untilAsserted(() -> assertThat(records("compacted")).isLessThan(30));
+    }
+  }
+
+  /** How many records a consumer reads from the start of partition 0 of {@code topic}. */
+  private int records(String topic) {
+    try (var consumer =
+        new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(
+            Map.of(
+                "bootstrap.servers",
+                brokers.get(0).bootstrap(),
+                "key.deserializer",
+                "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+                "value.deserializer",
+                "org.apache.kafka.common.serialization.ByteArrayDeserializer"))) {
+      var tp = new org.apache.kafka.common.TopicPartition(topic, 0);
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      long end = consumer.endOffsets(List.of(tp)).get(tp);
+      int count = 0;
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (consumer.position(tp) < end && System.nanoTime() < deadline) {
+        count += consumer.poll(Duration.ofMillis(200)).count();
+      }
+      return count;
     }
   }
 }

@@ -474,34 +474,18 @@ public final class MetadataStore implements AutoCloseable {
    */
   public void alterClientQuota(
       ClientQuotaEntity entity, Map<String, Double> set, Set<String> remove) {
-    ByteSequence key = key(ClientQuotaRecord.key(entity));
-    for (int attempt = 1; ; attempt++) {
-      GetResponse current = get(client.getKVClient().get(key));
-      Map<String, Double> values = new HashMap<>();
-      long modRevision = 0;
-      if (!current.getKvs().isEmpty()) {
-        KeyValue kv = current.getKvs().get(0);
-        values.putAll(ClientQuotaRecord.valuesOf(kv.getValue().toString(UTF_8)));
-        modRevision = kv.getModRevision();
-      }
-      values.putAll(set);
-      remove.forEach(values::remove);
-      Op write =
-          values.isEmpty()
-              ? Op.delete(key, DeleteOption.DEFAULT)
-              : put(ClientQuotaRecord.key(entity), ClientQuotaRecord.toJson(entity, values));
-      TxnResponse response =
-          transact(
-              List.of(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(modRevision))),
-              List.of(write));
-      if (response.isSucceeded()) {
-        awaitRevision(response.getHeader().getRevision());
-        return;
-      }
-      if (attempt == MAX_CAS_ATTEMPTS) {
-        throw new TimeoutException("The quota of " + entity + " kept changing under the update");
-      }
-    }
+    compareAndSwap(
+        ClientQuotaRecord.key(entity),
+        stored -> {
+          Map<String, Double> values = new HashMap<>();
+          if (stored != null) {
+            values.putAll(ClientQuotaRecord.valuesOf(stored));
+          }
+          values.putAll(set);
+          remove.forEach(values::remove);
+          return values.isEmpty() ? null : ClientQuotaRecord.toJson(entity, values);
+        },
+        "The quota of " + entity);
   }
 
   /**
@@ -511,21 +495,35 @@ public final class MetadataStore implements AutoCloseable {
    * throw to refuse, and nothing is written.
    */
   public void alterBrokerConfigs(String entity, UnaryOperator<Map<String, String>> change) {
-    ByteSequence key = key(BrokerConfigRecord.key(entity));
+    compareAndSwap(
+        BrokerConfigRecord.key(entity),
+        stored -> {
+          Map<String, String> next =
+              change.apply(
+                  new HashMap<>(stored == null ? Map.of() : BrokerConfigRecord.valuesOf(stored)));
+          return next.isEmpty() ? null : BrokerConfigRecord.toJson(next);
+        },
+        "The configs of broker '" + entity + "'");
+  }
+
+  /**
+   * Writes what {@code change} makes of the value stored under {@code relativeKey} (null when there
+   * is none; null back deletes it), if nothing else wrote it meanwhile; else reads and tries again,
+   * up to {@value #MAX_CAS_ATTEMPTS} times.
+   */
+  private void compareAndSwap(String relativeKey, UnaryOperator<String> change, String what) {
+    ByteSequence key = key(relativeKey);
     for (int attempt = 1; ; attempt++) {
       GetResponse current = get(client.getKVClient().get(key));
-      Map<String, String> configs = new HashMap<>();
+      String stored = null;
       long modRevision = 0;
       if (!current.getKvs().isEmpty()) {
         KeyValue kv = current.getKvs().get(0);
-        configs.putAll(BrokerConfigRecord.valuesOf(kv.getValue().toString(UTF_8)));
+        stored = kv.getValue().toString(UTF_8);
         modRevision = kv.getModRevision();
       }
-      Map<String, String> next = change.apply(configs);
-      Op write =
-          next.isEmpty()
-              ? Op.delete(key, DeleteOption.DEFAULT)
-              : put(BrokerConfigRecord.key(entity), BrokerConfigRecord.toJson(next));
+      String next = change.apply(stored);
+      Op write = next == null ? Op.delete(key, DeleteOption.DEFAULT) : put(relativeKey, next);
       TxnResponse response =
           transact(
               List.of(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(modRevision))),
@@ -535,8 +533,7 @@ public final class MetadataStore implements AutoCloseable {
         return;
       }
       if (attempt == MAX_CAS_ATTEMPTS) {
-        throw new TimeoutException(
-            "The configs of broker '" + entity + "' kept changing under the update");
+        throw new TimeoutException(what + " kept changing under the update");
       }
     }
   }

@@ -56,13 +56,14 @@ public final class BrokerLoggers {
   }
 
   /**
-   * Checks a SET of {@code logger} to {@code level}, as Kafka does.
+   * Checks a SET of {@code logger} to {@code level}, as Kafka does; {@code loggers} are those the
+   * broker has ({@link #levels()}).
    *
    * @throws InvalidConfigurationException for a level that is not one of Kafka's, or a logger the
    *     broker does not have
    * @throws InvalidRequestException for a logger that logs credentials
    */
-  public static void checkSet(String logger, String level) {
+  public static void checkSet(Set<String> loggers, String logger, String level) {
     if (level == null || !Set.of(LEVELS.split(", ")).contains(level)) {
       throw new InvalidConfigurationException(
           "Cannot set the log level of "
@@ -72,33 +73,34 @@ public final class BrokerLoggers {
               + " as it is not a supported log level. Valid log levels are "
               + LEVELS);
     }
-    checkChangeable(logger);
+    checkChangeable(loggers, logger);
   }
 
   /**
    * @throws InvalidConfigurationException for a logger the broker does not have, as in Kafka
    */
-  private static void checkExists(String logger) {
-    if (!levels().containsKey(logger)) {
+  private static void checkExists(Set<String> loggers, String logger) {
+    if (!loggers.contains(logger)) {
       throw new InvalidConfigurationException("Logger " + logger + " does not exist!");
     }
   }
 
   /**
-   * Checks a DELETE of {@code logger}'s level, as Kafka does.
+   * Checks a DELETE of {@code logger}'s level, as Kafka does; {@code loggers} are those the broker
+   * has ({@link #levels()}).
    *
    * @throws InvalidRequestException for the root logger, and for one that logs credentials
    * @throws InvalidConfigurationException for a logger the broker does not have
    */
-  public static void checkUnset(String logger) {
+  public static void checkUnset(Set<String> loggers, String logger) {
     if (logger.equals(ROOT)) {
       throw new InvalidRequestException("Removing the log level of the root logger is not allowed");
     }
-    checkChangeable(logger);
+    checkChangeable(loggers, logger);
   }
 
-  private static void checkChangeable(String logger) {
-    checkExists(logger);
+  private static void checkChangeable(Set<String> loggers, String logger) {
+    checkExists(loggers, logger);
     if (CREDENTIAL_LOGGERS.contains(logger)) {
       throw new InvalidRequestException(
           "The level of " + logger + " stays as configured: it would log credentials");

@@ -119,7 +119,9 @@ public final class DynamicBrokerConfig {
       try {
         next = staticConfig.withDynamic(merged(newDefault, newOwn));
       } catch (ConfigException e) {
-        LOG.warn("Keeping the broker config as it is: the dynamic configs do not parse: {}", e);
+        LOG.warn(
+            "Keeping the broker config as it is: the dynamic configs do not parse: {}",
+            e.getMessage());
         return;
       }
       clusterDefault = newDefault;

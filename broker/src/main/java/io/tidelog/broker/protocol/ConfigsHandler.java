@@ -265,12 +265,13 @@ public final class ConfigsHandler {
       RequestHeader header) {
     try {
       thisBroker(name);
+      java.util.Set<String> loggers = BrokerLoggers.levels().keySet();
       for (AlterableConfig op : operations) {
         OpType type = OpType.forId(op.configOperation());
         if (type == OpType.SET) {
-          BrokerLoggers.checkSet(op.name(), op.value());
+          BrokerLoggers.checkSet(loggers, op.name(), op.value());
         } else if (type == OpType.DELETE) {
-          BrokerLoggers.checkUnset(op.name());
+          BrokerLoggers.checkUnset(loggers, op.name());
         } else {
           throw new InvalidRequestException(
               type + " operation is not allowed for the BROKER_LOGGER resource");
