@@ -741,13 +741,24 @@ class AdminDifferentialIT {
 
   /** Kafka's own kafka-configs on a broker, the broker default and a topic, on both. */
   @Test
-  void kafkaConfigsAltersAndDescribesBrokersAndTheirDefault() throws Exception {
+  void kafkaConfigsAltersAndDescribesBrokersTheirDefaultAndTopics() throws Exception {
     for (int port : ports()) {
       String bootstrap = "127.0.0.1:" + port;
       for (String[] change :
           List.of(
-              new String[] {"--entity-default", "--add-config", "log.retention.bytes=1073741824"},
-              new String[] {"--entity-name", "1", "--add-config", "max.connections.per.ip=500"})) {
+              new String[] {
+                "brokers", "--entity-default", "--add-config", "log.retention.bytes=1073741824"
+              },
+              new String[] {
+                "brokers", "--entity-name", "1", "--add-config", "max.connections.per.ip=500"
+              },
+              new String[] {
+                "topics",
+                "--entity-name",
+                "existing",
+                "--add-config",
+                "retention.ms=5000,cleanup.policy=[compact,delete]"
+              })) {
         List<String> args =
             new ArrayList<>(
                 List.of(
@@ -755,8 +766,7 @@ class AdminDifferentialIT {
                     "--bootstrap-server",
                     bootstrap,
                     "--alter",
-                    "--entity-type",
-                    "brokers"));
+                    "--entity-type"));
         args.addAll(List.of(change));
         ApacheKafka.ToolRun alter = ApacheKafka.tool("", args.toArray(String[]::new));
         assertThat(alter.exitStatus()).as(alter.output()).isZero();
@@ -791,6 +801,22 @@ class AdminDifferentialIT {
             .as("port " + port)
             .contains("max.connections.per.ip=500 sensitive=false")
             .contains("DYNAMIC_BROKER_CONFIG:max.connections.per.ip=500");
+        ApacheKafka.ToolRun topic =
+            ApacheKafka.tool(
+                "",
+                "kafka.admin.ConfigCommand",
+                "--bootstrap-server",
+                bootstrap,
+                "--describe",
+                "--entity-type",
+                "topics",
+                "--entity-name",
+                "existing");
+        assertThat(topic.output())
+            .as("port " + port)
+            .contains("retention.ms=5000 sensitive=false")
+            .contains("DYNAMIC_TOPIC_CONFIG:retention.ms=5000")
+            .contains("cleanup.policy=compact,delete");
       } finally {
         try (Admin admin = admin(port)) {
           admin
@@ -805,6 +831,13 @@ class AdminDifferentialIT {
                       List.of(
                           new AlterConfigOp(
                               new ConfigEntry("max.connections.per.ip", null),
+                              AlterConfigOp.OpType.DELETE)),
+                      new ConfigResource(ConfigResource.Type.TOPIC, "existing"),
+                      List.of(
+                          new AlterConfigOp(
+                              new ConfigEntry("retention.ms", null), AlterConfigOp.OpType.DELETE),
+                          new AlterConfigOp(
+                              new ConfigEntry("cleanup.policy", null),
                               AlterConfigOp.OpType.DELETE))))
               .all()
               .get();
