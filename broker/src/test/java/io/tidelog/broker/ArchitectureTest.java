@@ -1,6 +1,8 @@
 package io.tidelog.broker;
 
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackages;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -10,7 +12,7 @@ import com.tngtech.archunit.lang.ArchRule;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.log.PartitionLog;
 
-/** The dependency directions of ARCHITECTURE.md and STYLE.md, checked on the compiled classes. */
+/** The dependency directions of docs/architecture.md, checked on the compiled classes. */
 @AnalyzeClasses(
     packages = "io.tidelog.broker",
     importOptions = ImportOption.DoNotIncludeTests.class)
@@ -77,4 +79,65 @@ class ArchitectureTest {
           .should()
           .callMethod(Thread.class, "sleep", long.class)
           .because("an event loop must never block");
+
+  /**
+   * A rule that {@code pkg} uses no Tidelog package but itself and {@code allowed}: the broker's
+   * packages in layers, as docs/architecture.md draws them, with nothing below using what is above.
+   */
+  private static ArchRule layer(String pkg, String... allowed) {
+    String[] own = new String[allowed.length + 1];
+    own[0] = "io.tidelog.broker." + pkg + "..";
+    for (int i = 0; i < allowed.length; i++) {
+      own[i + 1] = "io.tidelog.broker." + allowed[i] + "..";
+    }
+    return noClasses()
+        .that()
+        .resideInAPackage("io.tidelog.broker." + pkg + "..")
+        .should()
+        .dependOnClassesThat(
+            resideInAPackage("io.tidelog.broker..").and(resideOutsideOfPackages(own)))
+        .because("docs/architecture.md: " + pkg + " may use " + String.join(", ", allowed));
+  }
+
+  @ArchTest static final ArchRule configLayer = layer("config", "log");
+
+  @ArchTest static final ArchRule clusterLayer = layer("cluster", "config", "log");
+
+  @ArchTest static final ArchRule securityLayer = layer("security", "config", "cluster");
+
+  @ArchTest static final ArchRule quotaLayer = layer("quota");
+
+  @ArchTest static final ArchRule networkLayer = layer("network", "config", "security");
+
+  @ArchTest
+  static final ArchRule replicaLayer = layer("replica", "log", "config", "cluster", "network");
+
+  @ArchTest
+  static final ArchRule groupLayer = layer("group", "log", "config", "cluster", "replica");
+
+  @ArchTest
+  static final ArchRule metricsLayer = layer("metrics", "log", "cluster", "replica", "group");
+
+  @ArchTest
+  static final ArchRule protocolLayer =
+      layer(
+          "protocol",
+          "log",
+          "config",
+          "cluster",
+          "security",
+          "quota",
+          "network",
+          "replica",
+          "group");
+
+  @ArchTest
+  static final ArchRule onlyClusterTalksToEtcd =
+      noClasses()
+          .that()
+          .resideOutsideOfPackage("io.tidelog.broker.cluster..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("io.etcd.jetcd..")
+          .because("cluster is the only place that talks to etcd");
 }

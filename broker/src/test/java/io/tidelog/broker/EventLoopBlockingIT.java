@@ -43,7 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
 import reactor.blockhound.BlockHound;
 
 /**
- * Nothing blocks a Vert.x event loop (ARCHITECTURE.md, "Threads"): BlockHound reports every
+ * Nothing blocks a Vert.x event loop (docs/architecture.md, "Threads"): BlockHound reports every
  * blocking call (file and socket I/O, sleeps, lock and condition waits) made on one while real
  * clients produce, fetch and administer a broker. Runs in a JVM of its own, as BlockHound
  * instruments the whole JVM.

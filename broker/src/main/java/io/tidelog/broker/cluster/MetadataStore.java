@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
@@ -18,6 +19,8 @@ import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.tidelog.broker.config.EtcdSettings;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -38,9 +41,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
+import javax.net.ssl.SSLException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -53,8 +58,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The cluster's metadata in etcd, under {@code /tidelog/<cluster.id>/} (ARCHITECTURE.md, "Cluster
- * metadata in etcd"), and every broker's cache of it.
+ * The cluster's metadata in etcd, under {@code /tidelog/<cluster.id>/} (docs/architecture.md, "etcd
+ * key space"), and every broker's cache of it.
  *
  * <p>Reads come from the current {@link ClusterImage}, which a watch on the prefix keeps up to
  * date; a failed or compacted watch is replaced by a full re-read, never left stale. Writes are
@@ -132,7 +137,7 @@ public final class MetadataStore implements AutoCloseable {
    */
   static MetadataStore connect(EtcdSettings settings, String clusterId, int pageKeys) {
     List<String> endpoints = settings.endpoints();
-    Client client = settings.client();
+    Client client = client(settings);
     MetadataStore store = new MetadataStore(client, "/tidelog/" + clusterId + "/", pageKeys);
     try {
       // No overall deadline: every page read has its own, and a large cluster takes many pages
@@ -147,6 +152,39 @@ public final class MetadataStore implements AutoCloseable {
       throw new KafkaException("Interrupted while reading the cluster metadata", e);
     }
     return store;
+  }
+
+  /** A jetcd client with {@code settings}: TLS files read again when they change. */
+  private static Client client(EtcdSettings settings) {
+    ClientBuilder builder = Client.builder().endpoints(settings.endpoints().toArray(String[]::new));
+    if (settings.caFile() != null || settings.certFile() != null) {
+      EtcdTlsFiles files;
+      try {
+        files =
+            new EtcdTlsFiles(
+                settings.caFile(),
+                settings.certFile(),
+                settings.keyFile(),
+                settings.verifyHostname(),
+                () -> System.nanoTime() / 1_000_000);
+        builder.sslContext(
+            (SslContextBuilder tls) -> {
+              tls.trustManager(files.trustManager());
+              if (files.hasKey()) {
+                tls.keyManager(files.keyManager());
+              }
+            });
+      } catch (SSLException | IllegalArgumentException e) {
+        throw new ConfigException("The etcd TLS files do not load: " + e.getMessage());
+      }
+    }
+    if (settings.user() != null) {
+      String password = settings.password() == null ? "" : settings.password();
+      builder
+          .user(ByteSequence.from(settings.user(), UTF_8))
+          .password(ByteSequence.from(password, UTF_8));
+    }
+    return builder.build();
   }
 
   public ClusterImage image() {

@@ -14,10 +14,7 @@ import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
 import static org.apache.kafka.common.config.ConfigDef.Type.PASSWORD;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
-import io.tidelog.broker.cluster.EtcdSettings;
-import io.tidelog.broker.group.GroupConfig;
 import io.tidelog.broker.log.LogConfig;
-import io.tidelog.broker.network.ListenerLimits;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;

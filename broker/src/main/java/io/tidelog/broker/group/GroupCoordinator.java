@@ -2,6 +2,7 @@ package io.tidelog.broker.group;
 
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicMetadata;
+import io.tidelog.broker.config.GroupConfig;
 import io.tidelog.broker.group.ClassicGroup.JoinRequest;
 import io.tidelog.broker.group.ClassicGroup.JoinResult;
 import io.tidelog.broker.group.ClassicGroup.Snapshot;

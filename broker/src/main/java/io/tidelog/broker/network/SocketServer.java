@@ -6,6 +6,7 @@ import io.netty.handler.stream.ChunkedWriteHandler;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.tidelog.broker.config.ListenerLimits;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.net.NetSocketInternal;

@@ -1,5 +1,10 @@
 /**
- * The partitions this broker hosts and the storage shards that own them: each partition's log is
+ * Replication, as Kafka's: each partition's leader and follower state ({@link
+ * io.tidelog.broker.replica.Partition}: ISR, high watermark, followers' log ends, leader epochs),
+ * followers fetching from their leaders ({@link io.tidelog.broker.replica.ReplicaFetcher}), and ISR
+ * changes written to etcd by the leader ({@link io.tidelog.broker.replica.IsrChangeSender}).
+ *
+ * <p>The partitions this broker hosts and the storage shards that own them: each partition's log is
  * touched by exactly one single-threaded {@link io.tidelog.broker.replica.Shard}, so the log needs
  * no locks. A shard runs the broker's own work (metadata images, replication, ISR checks, log
  * maintenance) before any client work, and refuses neither: client work is bounded by the requests

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.etcd.jetcd.ByteSequence;
 import io.tidelog.broker.EtcdServer;
+import io.tidelog.broker.config.EtcdSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.tidelog.broker.group;
+package io.tidelog.broker.config;
 
 /**
  * The group coordinator's settings, Kafka's broker configs of the same names.

@@ -1,4 +1,4 @@
-package io.tidelog.broker.network;
+package io.tidelog.broker.config;
 
 /**
  * What one client may take of a listener, under Kafka's config names.
