@@ -142,7 +142,10 @@ class ClusterRollIT {
                   .toList();
           assertThat(events)
               .hasSize(3)
-              .allSatisfy(e -> assertThat(e.getMessage()).contains("out of date"));
+              .allSatisfy(
+                  e ->
+                      assertThat(e.getMessage())
+                          .contains("out of date: ConfigChange (server.properties changed)"));
           // and every acknowledged record is still there. The live config is gone from the
           // brokers' dynamic default (these brokers read their own files, not the ConfigMap).
           assertThat(count(bootstrap)).isEqualTo(RECORDS);
@@ -176,6 +179,13 @@ class ClusterRollIT {
           // then, once it has caught up, the roll goes on to the end.
           awaitReady(client, Duration.ofMinutes(3));
           assertThat(pods.restarts()).hasSize(6);
+          assertThat(
+                  client.v1().events().inNamespace(NS).list().getItems().stream()
+                      .filter(e -> "BrokerRestart".equals(e.getReason()))
+                      .map(Event::getMessage)
+                      .filter(m -> m.contains("ManualRollingUpdate")))
+              .as("the manual roll's restarts say so")
+              .hasSize(3);
           assertThat(pods.mostMissing()).isEqualTo(1);
           assertThat(count(bootstrap)).isEqualTo(RECORDS);
 

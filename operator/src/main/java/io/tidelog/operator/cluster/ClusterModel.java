@@ -62,6 +62,9 @@ public final class ClusterModel {
   public static final String REVISION_ANNOTATION = "tidelog.io/revision";
   public static final String DESIRED_HASH_ANNOTATION = "tidelog.io/desired-hash";
 
+  /** On a broker pod template: a hash of the server.properties a change of which restarts. */
+  public static final String CONFIG_HASH_ANNOTATION = "tidelog.io/config-hash";
+
   /** On a Cluster: a new value rolls every broker, safely, as a configuration change would. */
   public static final String MANUAL_ROLL_ANNOTATION = "tidelog.io/manual-rolling-update";
 
@@ -557,7 +560,7 @@ public final class ClusterModel {
 
   private static Map<String, String> podAnnotations(Cluster c) {
     Map<String, String> annotations = new TreeMap<>();
-    annotations.put("tidelog.io/config-hash", hash(restartingProperties(c)));
+    annotations.put(CONFIG_HASH_ANNOTATION, hash(restartingProperties(c)));
     Map<String, String> own = c.getMetadata().getAnnotations();
     if (own != null && own.containsKey(MANUAL_ROLL_ANNOTATION)) {
       annotations.put(MANUAL_ROLL_ANNOTATION, own.get(MANUAL_ROLL_ANNOTATION));

@@ -162,11 +162,15 @@ public class ClusterReconciler implements Reconciler<Cluster> {
         ClusterModel.desired(cluster, operatorNamespace, certificates.clusterTrust());
     desired.forEach(object -> apply(client, object));
     growClaims(client, cluster, claims);
-    String revision = ClusterModel.brokerRevision(cluster);
     Map<Integer, Pod> pods = brokerPods(client, cluster);
     writeRacks(client, cluster, pods.values());
     boolean dynamicApplied = applyDynamicConfigs(client, cluster, pods.values());
-    Roller.Decision decision = Roller.next(cluster.getSpec().replicas, revision, pods, view);
+    Roller.Decision decision =
+        Roller.next(
+            cluster.getSpec().replicas,
+            ClusterModel.brokerStatefulSet(cluster).getSpec().getTemplate(),
+            pods,
+            view);
     if (decision instanceof Roller.Restart restart) {
       restart(client, cluster, pods.get(restart.brokerId()), restart.reason());
     }

@@ -1,6 +1,7 @@
 package io.tidelog.operator.cluster;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -30,7 +31,7 @@ final class Roller {
   /** Nothing is out of date. */
   record Done() implements Decision {}
 
-  /** Restart the pod of broker {@code brokerId}. */
+  /** Restart the pod of broker {@code brokerId}; {@code reason} names the causes. */
   record Restart(int brokerId, String reason) implements Decision {}
 
   /** Nothing may restart now; {@code why} goes into the status. */
@@ -39,12 +40,14 @@ final class Roller {
   private Roller() {}
 
   /**
+   * @param desired the broker pod template as the StatefulSet has it now
    * @param pods the broker pods by broker id
    * @param view read only when the roll needs the brokers' answer
    */
   static Decision next(
-      int replicas, String revision, Map<Integer, Pod> pods, Callable<BrokerView> view)
+      int replicas, PodTemplateSpec desired, Map<Integer, Pod> pods, Callable<BrokerView> view)
       throws Exception {
+    String revision = desired.getMetadata().getAnnotations().get(ClusterModel.REVISION_ANNOTATION);
     for (int id = 0; id < replicas; id++) {
       Pod pod = pods.get(id);
       if (pod == null || pod.getMetadata().getDeletionTimestamp() != null) {
@@ -62,7 +65,7 @@ final class Roller {
     }
     for (int id : outOfDate) {
       if (!isReady(pods.get(id))) {
-        return new Restart(id, "its pod is out of date and not Ready");
+        return new Restart(id, "out of date and not Ready: " + causes(pods.get(id), desired));
       }
     }
     for (int id = 0; id < replicas; id++) {
@@ -86,15 +89,21 @@ final class Roller {
       if (below.isEmpty()) {
         return new Restart(
             id,
-            controller.equals(Optional.of(id))
-                ? "its pod is out of date; it is the active controller, so it goes last"
-                : "its pod is out of date");
+            "out of date: "
+                + causes(pods.get(id), desired)
+                + (controller.equals(Optional.of(id))
+                    ? "; the active controller, so it goes last"
+                    : ""));
       }
       blocked =
           "restarting broker %d would take %s below min.insync.replicas"
               .formatted(id, below.get(0));
     }
     return new Wait(blocked);
+  }
+
+  private static String causes(Pod pod, PodTemplateSpec desired) {
+    return RestartReason.describe(RestartReason.of(pod, desired));
   }
 
   static String revisionOf(Pod pod) {
