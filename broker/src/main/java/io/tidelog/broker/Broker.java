@@ -21,6 +21,7 @@ import io.tidelog.broker.log.LogCleaner;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.metrics.BrokerCollector;
+import io.tidelog.broker.metrics.HttpEndpoints;
 import io.tidelog.broker.metrics.MetricsEndpoint;
 import io.tidelog.broker.network.AuthenticationMetrics;
 import io.tidelog.broker.network.PeerListener;
@@ -46,7 +47,6 @@ import io.tidelog.broker.quota.ControllerMutationQuotaManager;
 import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
-import io.tidelog.broker.replica.ReplicaStatus;
 import io.tidelog.broker.security.Authorization;
 import io.tidelog.broker.security.InterBrokerSasl;
 import io.tidelog.broker.security.ListenerSecurity;
@@ -57,7 +57,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -495,37 +494,17 @@ public final class Broker implements AutoCloseable {
                 },
                 false));
     http =
-        vertx
-            .createHttpServer()
-            .requestHandler(
-                request -> {
-                  switch (request.path()) {
-                    case "/metrics" -> metricsEndpoint.handle(request);
-                    case "/healthz" -> request.response().end("ok");
-                    case "/readyz" ->
-                        request
-                            .response()
-                            .setStatusCode(ready ? 200 : 503)
-                            .end(ready ? "ready" : "starting");
-                    case "/status", "/lag" -> {
-                      if (!statusAllowed(
-                          config.httpStatusRemoteEnable(), request.remoteAddress().hostAddress())) {
-                        request
-                            .response()
-                            .setStatusCode(403)
-                            .end(
-                                "/status and /lag answer only loopback clients; see "
-                                    + BrokerConfig.HTTP_STATUS_REMOTE_ENABLE);
-                      } else if (request.path().equals("/status")) {
-                        statusPage(request);
-                      } else {
-                        lagPage(request);
-                      }
-                    }
-                    default -> request.response().setStatusCode(404).end();
-                  }
-                });
-    await(http.listen(config.httpPort(), config.httpHost()));
+        await(
+            new HttpEndpoints(
+                    vertx,
+                    metricsEndpoint,
+                    replicas,
+                    metadata,
+                    groups,
+                    leaderOffsets,
+                    config.httpStatusRemoteEnable(),
+                    () -> ready)
+                .listen(config.httpPort(), config.httpHost()));
     vertx.setPeriodic(RETENTION_CHECK_INTERVAL_MS, id -> replicas.runLogMaintenance());
     if (config.logCleanerEnable()) {
       startLogCleaner(dynamicConfig.current());
@@ -582,44 +561,6 @@ public final class Broker implements AutoCloseable {
         config.logCleanerBackoffMs());
   }
 
-  /**
-   * Whether {@code /status} and {@code /lag} answer a client at {@code address} (an IP literal): on
-   * loopback always, beyond it only with {@code tidelog.http.status.remote.enable}.
-   */
-  static boolean statusAllowed(boolean remoteEnable, String address) {
-    if (remoteEnable) {
-      return true;
-    }
-    try {
-      return java.net.InetAddress.getByName(address).isLoopbackAddress(); // a literal: no lookup
-    } catch (java.net.UnknownHostException e) {
-      return false;
-    }
-  }
-
-  private void statusPage(io.vertx.core.http.HttpServerRequest request) {
-    Future.fromCompletionStage(replicas.replicaStatuses(), vertx.getOrCreateContext())
-        .onSuccess(
-            statuses ->
-                request
-                    .response()
-                    .putHeader("content-type", "text/plain; charset=utf-8")
-                    .end(statusText(statuses)))
-        .onFailure(e -> request.response().setStatusCode(500).end(e.toString()));
-  }
-
-  private void lagPage(io.vertx.core.http.HttpServerRequest request) {
-    Future.fromCompletionStage(
-            groups.lag(leaderOffsets::highWatermarks), vertx.getOrCreateContext())
-        .onSuccess(
-            lags ->
-                request
-                    .response()
-                    .putHeader("content-type", "text/plain; charset=utf-8")
-                    .end(lagText(lags)))
-        .onFailure(e -> request.response().setStatusCode(500).end(e.toString()));
-  }
-
   private void exportMetrics(BrokerConfig config) {
     JvmMetrics.builder().register(registry);
     Histogram flushes =
@@ -641,80 +582,6 @@ public final class Broker implements AutoCloseable {
             groups,
             leaderOffsets,
             config.metricsPartitionEnable()));
-  }
-
-  /**
-   * {@code /status}, for {@code bin/tidelog dev status}: a line {@code broker <id> controller
-   * <id>}, then a line per replica here, {@code replica <topic>-<partition>} followed by {@code
-   * key=value} fields.
-   */
-  private String statusText(List<ReplicaStatus> statuses) {
-    ClusterImage image = metadata.image();
-    StringBuilder text = new StringBuilder();
-    text.append("broker ")
-        .append(replicas.localId())
-        .append(" controller ")
-        .append(image.controllerId())
-        .append('\n');
-    statuses.stream()
-        .sorted(
-            Comparator.comparing((ReplicaStatus r) -> r.tp().topic())
-                .thenComparingInt(r -> r.tp().partition()))
-        .forEach(
-            r -> {
-              text.append("replica ")
-                  .append(r.tp())
-                  .append(" role=")
-                  .append(r.isLeader() ? "leader" : "follower")
-                  .append(" leader=")
-                  .append(r.leader())
-                  .append(" epoch=")
-                  .append(r.leaderEpoch())
-                  .append(" replicas=")
-                  .append(ids(r.replicas()))
-                  .append(" isr=")
-                  .append(ids(r.isr()))
-                  .append(" hw=")
-                  .append(r.highWatermark())
-                  .append(" leo=")
-                  .append(r.logEndOffset())
-                  .append(" start=")
-                  .append(r.logStartOffset())
-                  .append('\n');
-            });
-    return text.toString();
-  }
-
-  /**
-   * {@code /lag}: for each group this broker coordinates, a line per partition it committed: {@code
-   * <group> <topic> <partition> <committed offset> <end offset> <lag>}.
-   */
-  private static String lagText(List<GroupCoordinator.PartitionLag> lags) {
-    StringBuilder text = new StringBuilder();
-    lags.stream()
-        .sorted(
-            Comparator.comparing(GroupCoordinator.PartitionLag::groupId)
-                .thenComparing(l -> l.tp().topic())
-                .thenComparingInt(l -> l.tp().partition()))
-        .forEach(
-            l ->
-                text.append(l.groupId())
-                    .append(' ')
-                    .append(l.tp().topic())
-                    .append(' ')
-                    .append(l.tp().partition())
-                    .append(' ')
-                    .append(l.committedOffset())
-                    .append(' ')
-                    .append(l.endOffset())
-                    .append(' ')
-                    .append(l.lag())
-                    .append('\n'));
-    return text.toString();
-  }
-
-  private static String ids(List<Integer> ids) {
-    return ids.isEmpty() ? "-" : ids.stream().map(String::valueOf).collect(Collectors.joining(","));
   }
 
   private static <T> T await(Future<T> future) throws Exception {
