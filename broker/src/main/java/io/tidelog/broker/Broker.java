@@ -359,7 +359,7 @@ public final class Broker implements AutoCloseable {
             config.replicaFetchMaxBytes(),
             config.replicaFetchResponseMaxBytes());
     replicas.start(fetchers);
-    groups = new GroupCoordinator(config.groupConfig(), metadata, replicas);
+    groups = new GroupCoordinator(config.groupConfig(), metadata, replicas, Time.SYSTEM);
     groups.start(); // before registering, so that it sees every __consumer_offsets leadership
     controller =
         new Controller(

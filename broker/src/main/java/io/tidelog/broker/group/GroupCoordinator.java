@@ -46,6 +46,7 @@ import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,6 +85,7 @@ public final class GroupCoordinator implements AutoCloseable {
   private final GroupConfig config;
   private final MetadataStore metadata;
   private final ReplicaManager replicas;
+  private final Time time;
   private final ExecutorService thread =
       new ThreadPoolExecutor(
           1,
@@ -104,16 +106,21 @@ public final class GroupCoordinator implements AutoCloseable {
 
   private long nextExpiryMs;
 
-  public GroupCoordinator(GroupConfig config, MetadataStore metadata, ReplicaManager replicas) {
+  /**
+   * @param time the clock of sessions, rebalances, offset expiry and commit timestamps
+   */
+  public GroupCoordinator(
+      GroupConfig config, MetadataStore metadata, ReplicaManager replicas, Time time) {
     this.config = config;
     this.metadata = metadata;
     this.replicas = replicas;
+    this.time = time;
   }
 
   /** Starts following leadership of {@code __consumer_offsets} and ticking groups. */
   public void start() {
     replicas.addLeadershipListener(this::onLeadershipChange);
-    nextExpiryMs = System.currentTimeMillis() + config.offsetsRetentionCheckIntervalMs();
+    nextExpiryMs = time.milliseconds() + config.offsetsRetentionCheckIntervalMs();
     timer.scheduleWithFixedDelay(
         () -> execute(this::tick), TICK_INTERVAL_MS, TICK_INTERVAL_MS, TimeUnit.MILLISECONDS);
   }
@@ -145,7 +152,7 @@ public final class GroupCoordinator implements AutoCloseable {
 
   /** On the loader thread: replays the partition up to its log end, then hands it over. */
   private void load(CoordinatorPartition loading) {
-    long startMs = System.currentTimeMillis();
+    long startMs = time.milliseconds();
     long offset = 0;
     try {
       while (true) {
@@ -178,13 +185,13 @@ public final class GroupCoordinator implements AutoCloseable {
       Thread.currentThread().interrupt();
       return;
     }
-    long readMs = System.currentTimeMillis() - startMs;
+    long readMs = time.milliseconds() - startMs;
     execute(
         () -> {
           if (partitions.get(loading.tp.partition()) != loading) {
             return; // leadership moved on while loading
           }
-          loading.completeLoad(System.currentTimeMillis());
+          loading.completeLoad(time.milliseconds());
           LOG.info(
               "Loaded {} groups and {} offsets of {} (epoch {}) in {} ms",
               loading.groupCount(),
@@ -199,7 +206,7 @@ public final class GroupCoordinator implements AutoCloseable {
     return onGroup(
             groupId,
             part -> {
-              long nowMs = System.currentTimeMillis();
+              long nowMs = time.milliseconds();
               if (request.sessionTimeoutMs() < config.minSessionTimeoutMs()
                   || request.sessionTimeoutMs() > config.maxSessionTimeoutMs()) {
                 return CompletableFuture.completedFuture(
@@ -246,7 +253,7 @@ public final class GroupCoordinator implements AutoCloseable {
                       protocolType,
                       protocolName,
                       assignments,
-                      System.currentTimeMillis());
+                      time.milliseconds());
               maybeStore(part, group);
               return synced;
             })
@@ -261,8 +268,7 @@ public final class GroupCoordinator implements AutoCloseable {
           ClassicGroup group = part.group(groupId);
           return group == null
               ? Errors.UNKNOWN_MEMBER_ID
-              : group.heartbeat(
-                  memberId, groupInstanceId, generationId, System.currentTimeMillis());
+              : group.heartbeat(memberId, groupInstanceId, generationId, time.milliseconds());
         });
   }
 
@@ -280,7 +286,7 @@ public final class GroupCoordinator implements AutoCloseable {
                 group == null
                     ? Errors.UNKNOWN_MEMBER_ID
                     : group.leave(
-                        member.memberId(), member.groupInstanceId(), System.currentTimeMillis()));
+                        member.memberId(), member.groupInstanceId(), time.milliseconds()));
           }
           if (group != null) {
             maybeStore(part, group);
@@ -302,7 +308,7 @@ public final class GroupCoordinator implements AutoCloseable {
     return onGroup(
             groupId,
             part -> {
-              long nowMs = System.currentTimeMillis();
+              long nowMs = time.milliseconds();
               ClassicGroup group = part.group(groupId);
               Errors error =
                   group == null
@@ -454,7 +460,7 @@ public final class GroupCoordinator implements AutoCloseable {
               if (group.state() != State.EMPTY) {
                 return CompletableFuture.completedFuture(Errors.NON_EMPTY_GROUP);
               }
-              long nowMs = System.currentTimeMillis();
+              long nowMs = time.milliseconds();
               List<SimpleRecord> records = new ArrayList<>();
               part.offsets(groupId)
                   .keySet()
@@ -489,7 +495,7 @@ public final class GroupCoordinator implements AutoCloseable {
                     Errors.GROUP_ID_NOT_FOUND.exception());
               }
               Set<String> subscribed = subscribedTopics(group.snapshot());
-              long nowMs = System.currentTimeMillis();
+              long nowMs = time.milliseconds();
               Map<TopicPartition, Errors> results = new LinkedHashMap<>();
               List<SimpleRecord> records = new ArrayList<>();
               List<OffsetEntry> entries = new ArrayList<>();
@@ -541,7 +547,7 @@ public final class GroupCoordinator implements AutoCloseable {
 
   /** On the coordinator thread: ticks due groups, stores settled ones, expires offsets. */
   private void tick() {
-    long nowMs = System.currentTimeMillis();
+    long nowMs = time.milliseconds();
     for (CoordinatorPartition part : partitions.values()) {
       if (!part.isLoaded()) {
         continue;
@@ -561,7 +567,7 @@ public final class GroupCoordinator implements AutoCloseable {
 
   /** Deletes expired offsets, then the empty groups left without any. */
   private void expire(CoordinatorPartition part) {
-    long nowMs = System.currentTimeMillis();
+    long nowMs = time.milliseconds();
     List<OffsetEntry> expired = part.expiredOffsets(nowMs, config.offsetsRetentionMs());
     if (expired.isEmpty()) {
       removeDeadGroups(part, nowMs);
@@ -618,10 +624,7 @@ public final class GroupCoordinator implements AutoCloseable {
       return;
     }
     part.stored(group.groupId(), changed);
-    append(
-            part,
-            List.of(
-                GroupRecords.groupMetadata(group.groupId(), changed, System.currentTimeMillis())))
+    append(part, List.of(GroupRecords.groupMetadata(group.groupId(), changed, time.milliseconds())))
         .whenComplete(
             (v, e) -> {
               if (e != null) {
