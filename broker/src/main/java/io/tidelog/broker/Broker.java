@@ -9,6 +9,7 @@ import io.tidelog.broker.cluster.BrokerRegistration;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.Controller;
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.TopicCreator;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.cluster.UserScramCredential;
 import io.tidelog.broker.config.BrokerConfig;
@@ -427,9 +428,10 @@ public final class Broker implements AutoCloseable {
   }
 
   private void listen(BrokerConfig config) throws Exception {
+    TopicCreator creator = new TopicCreator(dynamicConfig, metadata, metadataExecutor);
     TopicAdminHandler topics =
         new TopicAdminHandler(
-            dynamicConfig, metadata, metadataExecutor, authorization, quotas.mutations());
+            dynamicConfig, metadata, metadataExecutor, authorization, quotas.mutations(), creator);
     leaderOffsets = new LeaderOffsets(vertx, peers, replicas, metadata::image);
     TopicMetrics topicMetrics = new TopicMetrics(registry);
     metadata.addListener(
@@ -440,7 +442,7 @@ public final class Broker implements AutoCloseable {
         });
     BrokerApis apis =
         new BrokerApis(
-            new MetadataHandler(config, metadata, topics, authorization),
+            new MetadataHandler(config, metadata, creator, authorization),
             new ProduceHandler(replicas, topicMetrics, authorization, quotas.produce()),
             new FetchHandler(
                 replicas, topicMetrics, config.fetchMaxBytes(), authorization, quotas.fetch()),
@@ -448,7 +450,7 @@ public final class Broker implements AutoCloseable {
             topics,
             new ConfigsHandler(dynamicConfig, metadata, metadataExecutor, authorization),
             new ProducerIdHandler(metadata, metadataExecutor, authorization),
-            new GroupHandler(config.groupConfig(), metadata, topics, groups, authorization),
+            new GroupHandler(config.groupConfig(), metadata, creator, groups, authorization),
             new ScramCredentialsHandler(metadata, metadataExecutor, authorization),
             new AclsHandler(metadata, authorization, metadataExecutor),
             new ClientQuotasHandler(metadata, metadataExecutor, authorization),

@@ -140,4 +140,22 @@ class ArchitectureTest {
           .dependOnClassesThat()
           .resideInAPackage("io.etcd.jetcd..")
           .because("cluster is the only place that talks to etcd");
+
+  @ArchTest
+  static final ArchRule handlersHoldNoOtherHandler =
+      noClasses()
+          .that()
+          .resideInAPackage("io.tidelog.broker.protocol..")
+          .and()
+          .haveSimpleNameEndingWith("Handler")
+          .should()
+          .dependOnClassesThat(
+              com.tngtech.archunit.base.DescribedPredicate.describe(
+                  "another handler",
+                  (com.tngtech.archunit.core.domain.JavaClass c) ->
+                      c.getPackageName().equals("io.tidelog.broker.protocol")
+                          && c.getSimpleName().endsWith("Handler")))
+          .because(
+              "what two APIs share (topic creation, say) has one owner below protocol, which each"
+                  + " handler calls");
 }

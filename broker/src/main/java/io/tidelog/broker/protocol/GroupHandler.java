@@ -4,6 +4,7 @@ import io.tidelog.broker.cluster.BrokerInfo;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.PartitionState;
+import io.tidelog.broker.cluster.TopicCreator;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.GroupConfig;
 import io.tidelog.broker.group.ClassicGroup;
@@ -113,20 +114,20 @@ public final class GroupHandler {
 
   private final GroupConfig config;
   private final MetadataStore metadata;
-  private final TopicAdminHandler topicAdmin;
+  private final TopicCreator creator;
   private final GroupCoordinator coordinator;
   private final Authorization authorization;
 
   public GroupHandler(
       GroupConfig config,
       MetadataStore metadata,
-      TopicAdminHandler topicAdmin,
+      TopicCreator creator,
       GroupCoordinator coordinator,
       Authorization authorization) {
     this.authorization = authorization;
     this.config = config;
     this.metadata = metadata;
-    this.topicAdmin = topicAdmin;
+    this.creator = creator;
     this.coordinator = coordinator;
   }
 
@@ -230,7 +231,7 @@ public final class GroupHandler {
             TopicConfig.CLEANUP_POLICY_COMPACT,
             TopicConfig.SEGMENT_BYTES_CONFIG,
             String.valueOf(config.offsetsTopicSegmentBytes()));
-    return topicAdmin
+    return creator
         .createInternalTopic(
             GroupCoordinator.OFFSETS_TOPIC, config.offsetsTopicPartitions(), replication, configs)
         .exceptionally(

@@ -4,6 +4,7 @@ import io.tidelog.broker.cluster.BrokerInfo;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.PartitionState;
+import io.tidelog.broker.cluster.TopicCreator;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.security.Authorization;
@@ -49,18 +50,20 @@ import org.apache.kafka.common.resource.ResourceType;
 public final class MetadataHandler {
   private final BrokerConfig config;
   private final MetadataStore metadata;
-  private final TopicAdminHandler topicAdmin;
+  private final TopicCreator creator;
   private final Authorization authorization;
+  private final MutationQuota autoCreateQuota;
 
   public MetadataHandler(
       BrokerConfig config,
       MetadataStore metadata,
-      TopicAdminHandler topicAdmin,
+      TopicCreator creator,
       Authorization authorization) {
     this.config = config;
     this.metadata = metadata;
-    this.topicAdmin = topicAdmin;
+    this.creator = creator;
     this.authorization = authorization;
+    this.autoCreateQuota = new MutationQuota(config.autoCreatePartitionRate());
   }
 
   CompletableFuture<MetadataResponse> handle(RequestContext context, AbstractRequest request) {
@@ -78,7 +81,7 @@ public final class MetadataHandler {
               t -> topics.add(CompletableFuture.completedFuture(describe(t, image, listener))));
     } else {
       boolean autoCreate = config.autoCreateTopicsEnable() && data.allowAutoTopicCreation();
-      Predicate<String> creatable = topicAdmin.creatable(context);
+      Predicate<String> creatable = authorization.mayCreateTopics(context);
       Map<String, CompletableFuture<MetadataResponseTopic>> toCreate = new LinkedHashMap<>();
       for (MetadataRequestData.MetadataRequestTopic wanted : data.topics()) {
         String name = wanted.name();
@@ -171,11 +174,15 @@ public final class MetadataHandler {
     return toCreate.computeIfAbsent(name, n -> new CompletableFuture<>());
   }
 
-  /** Creates the request's unknown topics together and completes their answers. */
+  /**
+   * Creates the request's unknown topics together and completes their answers; a topic beyond the
+   * auto-creation quota is refused with THROTTLING_QUOTA_EXCEEDED (retriable: the client asks again
+   * later).
+   */
   private void create(
       Map<String, CompletableFuture<MetadataResponseTopic>> toCreate, RequestContext context) {
-    topicAdmin
-        .autoCreateTopics(List.copyOf(toCreate.keySet()))
+    creator
+        .autoCreateTopics(List.copyOf(toCreate.keySet()), autoCreateQuota::record)
         .forEach(
             (name, outcome) ->
                 outcome.whenComplete(

@@ -2,9 +2,9 @@ package io.tidelog.broker.protocol;
 
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.ReplicaAssignment;
+import io.tidelog.broker.cluster.TopicCreator;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.DynamicBrokerConfig;
-import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.quota.ControllerMutationQuotaManager;
 import io.tidelog.broker.quota.ControllerMutationQuotaManager.RequestQuota;
 import io.tidelog.broker.security.Authorization;
@@ -18,24 +18,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.function.Predicate;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
-import org.apache.kafka.common.config.ConfigException;
-import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
-import org.apache.kafka.common.errors.InvalidReplicationFactorException;
-import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
-import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsAssignment;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData.CreatePartitionsTopicResult;
-import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableReplicaAssignment;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
@@ -94,7 +86,7 @@ public final class TopicAdminHandler {
   private final DynamicBrokerConfig brokerConfig;
   private final MetadataStore metadata;
   private final Executor metadataExecutor;
-  private final MutationQuota autoCreateQuota;
+  private final TopicCreator creator;
   private final Authorization authorization;
   private final ControllerMutationQuotaManager mutationQuotas;
 
@@ -103,13 +95,14 @@ public final class TopicAdminHandler {
       MetadataStore metadata,
       Executor metadataExecutor,
       Authorization authorization,
-      ControllerMutationQuotaManager mutationQuotas) {
+      ControllerMutationQuotaManager mutationQuotas,
+      TopicCreator creator) {
     this.brokerConfig = brokerConfig;
     this.metadata = metadata;
     this.metadataExecutor = metadataExecutor;
     this.authorization = authorization;
     this.mutationQuotas = mutationQuotas;
-    this.autoCreateQuota = new MutationQuota(brokerConfig.current().autoCreatePartitionRate());
+    this.creator = creator;
   }
 
   /**
@@ -119,7 +112,7 @@ public final class TopicAdminHandler {
   CompletableFuture<CreateTopicsResponse> create(RequestContext context, AbstractRequest request) {
     RequestHeader header = context.header;
     CreateTopicsRequest create = (CreateTopicsRequest) request;
-    Predicate<String> creatable = creatable(context);
+    Predicate<String> creatable = authorization.mayCreateTopics(context);
     Set<String> duplicates = duplicates(create.data().topics().stream().map(t -> t.name()));
     List<CreatableTopic> topics =
         create.data().topics().stream().filter(t -> !duplicates.contains(t.name())).toList();
@@ -141,7 +134,7 @@ public final class TopicAdminHandler {
       topic.configs().forEach(c -> configs.put(c.name(), c.value()));
       try {
         MetadataStore.NewTopic checked =
-            check(
+            creator.check(
                 topic.name(),
                 topic.numPartitions(),
                 topic.replicationFactor(),
@@ -160,13 +153,12 @@ public final class TopicAdminHandler {
       return CompletableFuture.completedFuture(refuseAll(topics, duplicates, EXCESSIVE_BATCH));
     }
     if (create.data().validateOnly()) {
-      valid.forEach(t -> outcomes.put(t.name(), CompletableFuture.completedFuture(preview(t))));
+      valid.forEach(
+          t -> outcomes.put(t.name(), CompletableFuture.completedFuture(creator.preview(t))));
       valid.clear();
     }
     CompletableFuture<Map<String, CompletableFuture<TopicMetadata>>> created =
-        valid.isEmpty()
-            ? CompletableFuture.completedFuture(Map.of())
-            : CompletableFuture.supplyAsync(() -> metadata.createTopics(valid), metadataExecutor);
+        valid.isEmpty() ? CompletableFuture.completedFuture(Map.of()) : creator.create(valid);
     return created
         .exceptionally(
             e -> {
@@ -195,16 +187,6 @@ public final class TopicAdminHandler {
         context.principal.getName(),
         context.clientId(),
         context.header.apiVersion() >= strictSinceVersion);
-  }
-
-  /**
-   * Whether the request may create a topic: CREATE on the cluster, or on the topic, as Kafka's
-   * controller and its auto-creation check.
-   */
-  Predicate<String> creatable(RequestContext context) {
-    boolean onCluster = authorization.allowedOnCluster(context, AclOperation.CREATE);
-    Predicate<String> onTopic = authorization.on(context, AclOperation.CREATE, ResourceType.TOPIC);
-    return name -> onCluster || onTopic.test(name);
   }
 
   private static CreateTopicsResponse refuseAll(
@@ -274,185 +256,6 @@ public final class TopicAdminHandler {
       return result
           .setErrorCode(ErrorMapping.errorOf(e, header).code())
           .setErrorMessage(ErrorMapping.messageOf(e));
-    }
-  }
-
-  /**
-   * Creates an internal topic such as {@code __consumer_offsets}, which clients may not create;
-   * fails with TOPIC_ALREADY_EXISTS when another broker was first.
-   */
-  CompletableFuture<TopicMetadata> createInternalTopic(
-      String name, int partitions, short replicationFactor, Map<String, String> configs) {
-    return CompletableFuture.supplyAsync(
-        () -> metadata.createTopic(name, partitions, replicationFactor, configs), metadataExecutor);
-  }
-
-  /**
-   * Creates the topics that a client's Metadata request names, with the broker's defaults, in as
-   * few etcd transactions as fit; a topic beyond the auto-creation quota is refused with
-   * THROTTLING_QUOTA_EXCEEDED (retriable: the client asks again later).
-   *
-   * @return each name's outcome
-   */
-  Map<String, CompletableFuture<TopicMetadata>> autoCreateTopics(List<String> names) {
-    Map<String, CompletableFuture<TopicMetadata>> outcomes = new LinkedHashMap<>();
-    List<MetadataStore.NewTopic> admitted = new ArrayList<>();
-    for (String name : names) {
-      try {
-        MetadataStore.NewTopic checked = check(name, -1, (short) -1, Map.of(), List.of());
-        autoCreateQuota.record(checked.partitions());
-        admitted.add(checked);
-      } catch (RuntimeException e) {
-        outcomes.put(name, CompletableFuture.failedFuture(e));
-      }
-    }
-    if (!admitted.isEmpty()) {
-      CompletableFuture<Map<String, CompletableFuture<TopicMetadata>>> created =
-          CompletableFuture.supplyAsync(() -> metadata.createTopics(admitted), metadataExecutor);
-      for (MetadataStore.NewTopic topic : admitted) {
-        outcomes.put(topic.name(), created.thenCompose(all -> all.get(topic.name())));
-      }
-    }
-    return outcomes;
-  }
-
-  /**
-   * Checks a topic that a client asks for, in the order of Kafka's controller: its name, that it
-   * does not exist, its configs, then its assignment, given or of its partitions and replication
-   * factor (-1 for the broker default) over the live brokers.
-   */
-  private MetadataStore.NewTopic check(
-      String name,
-      int partitions,
-      short replicationFactor,
-      Map<String, String> configs,
-      java.util.Collection<CreatableReplicaAssignment> assignments) {
-    Topic.validate(name);
-    if (Topic.isInternal(name)) {
-      throw new InvalidRequestException("Creation of internal topic " + name + " is prohibited.");
-    }
-    if (metadata.topic(name).isPresent()) {
-      throw new TopicExistsException("Topic '" + name + "' already exists.");
-    }
-    validateConfigs(configs);
-    if (!assignments.isEmpty()) {
-      if (replicationFactor != -1) {
-        throw new InvalidRequestException(
-            "A manual partition assignment was specified, but replication factor was not set to"
-                + " -1.");
-      }
-      if (partitions != -1) {
-        throw new InvalidRequestException(
-            "A manual partition assignment was specified, but numPartitions was not set to -1.");
-      }
-      List<List<Integer>> assignment = manualAssignment(assignments);
-      return new MetadataStore.NewTopic(
-          name, assignment.size(), assignment.get(0).size(), configs, assignment);
-    }
-    if (replicationFactor < -1 || replicationFactor == 0) {
-      throw new InvalidReplicationFactorException(
-          "Replication factor must be larger than 0, or -1 to use the default value.");
-    }
-    if (partitions < -1 || partitions == 0) {
-      throw new InvalidPartitionsException(
-          "Number of partitions was set to an invalid non-positive value.");
-    }
-    int partitionCount = partitions == -1 ? brokerConfig.current().numPartitions() : partitions;
-    int replication =
-        replicationFactor == -1
-            ? brokerConfig.current().defaultReplicationFactor()
-            : replicationFactor;
-    // the live brokers can hold it now (the creation checks again)
-    ReplicaAssignment.assign(metadata.image().assignableBrokers(), 1, replication, 0);
-    return new MetadataStore.NewTopic(name, partitionCount, replication, configs);
-  }
-
-  /** A CreateTopics assignment, checked as Kafka's controller checks it; by partition. */
-  private List<List<Integer>> manualAssignment(
-      java.util.Collection<CreatableReplicaAssignment> assignments) {
-    Map<Integer, List<Integer>> byPartition = new HashMap<>();
-    Integer replicationFactor = null;
-    for (CreatableReplicaAssignment assignment : assignments) {
-      if (byPartition.containsKey(assignment.partitionIndex())) {
-        throw new InvalidReplicaAssignmentException(
-            "Found multiple manual partition assignments for partition "
-                + assignment.partitionIndex());
-      }
-      List<Integer> replicas =
-          checkedReplicas(assignment.brokerIds(), replicationFactor, assignment.partitionIndex());
-      replicationFactor = replicas.size();
-      byPartition.put(assignment.partitionIndex(), replicas);
-    }
-    List<List<Integer>> assignment = new ArrayList<>();
-    for (int p = 0; p < byPartition.size(); p++) {
-      if (!byPartition.containsKey(p)) {
-        throw new InvalidReplicaAssignmentException(
-            "partitions should be a consecutive 0-based integer sequence");
-      }
-      assignment.add(byPartition.get(p));
-    }
-    return assignment;
-  }
-
-  /**
-   * One partition's replicas as a client gave them, checked as Kafka's controller checks them:
-   * some, each a registered (here: live) broker, none twice, as many as {@code replicationFactor}
-   * when it is not null, and one at least not shutting down.
-   */
-  private List<Integer> checkedReplicas(
-      List<Integer> brokerIds, Integer replicationFactor, int partition) {
-    if (brokerIds.isEmpty()) {
-      throw new InvalidReplicaAssignmentException(
-          "The manual partition assignment includes an empty replica list.");
-    }
-    Set<Integer> registered = metadata.image().brokers().keySet();
-    List<Integer> sorted = new ArrayList<>(brokerIds);
-    sorted.sort(Integer::compare);
-    Integer previous = null;
-    for (Integer id : sorted) {
-      if (!registered.contains(id)) {
-        throw new InvalidReplicaAssignmentException(
-            "The manual partition assignment includes broker "
-                + id
-                + ", but no such broker is registered.");
-      }
-      if (id.equals(previous)) {
-        throw new InvalidReplicaAssignmentException(
-            "The manual partition assignment includes the broker " + id + " more than once.");
-      }
-      previous = id;
-    }
-    if (replicationFactor != null && sorted.size() != replicationFactor) {
-      throw new InvalidReplicaAssignmentException(
-          "The manual partition assignment includes a partition with "
-              + sorted.size()
-              + " replica(s), but this is not consistent with previous partitions, which have "
-              + replicationFactor
-              + " replica(s).");
-    }
-    Set<Integer> active = metadata.image().activeBrokers();
-    if (brokerIds.stream().noneMatch(active::contains)) {
-      throw new InvalidReplicaAssignmentException(
-          "All brokers specified in the manual partition assignment for partition "
-              + partition
-              + " are fenced or in controlled shutdown.");
-    }
-    return List.copyOf(brokerIds);
-  }
-
-  /** What a validate-only CreateTopics reports: the topic as it would be assigned now. */
-  private TopicMetadata preview(MetadataStore.NewTopic topic) {
-    List<List<Integer>> assignment =
-        ReplicaAssignment.assign(
-            metadata.image().brokers().values(), topic.partitions(), topic.replicationFactor(), 0);
-    return new TopicMetadata(topic.name(), Uuid.ZERO_UUID, assignment, topic.configs(), 0);
-  }
-
-  private void validateConfigs(Map<String, String> configs) {
-    try {
-      TopicConfigs.validate(brokerConfig.topicDefaults(), configs);
-    } catch (ConfigException e) {
-      throw new InvalidConfigurationException(e.getMessage());
     }
   }
 
@@ -581,7 +384,8 @@ public final class TopicAdminHandler {
       added = new ArrayList<>();
       for (int i = 0; i < additional; i++) {
         added.add(
-            checkedReplicas(assignments.get(i).brokerIds(), topic.replicas(0).size(), current + i));
+            creator.checkedReplicas(
+                assignments.get(i).brokerIds(), topic.replicas(0).size(), current + i));
       }
     }
     quota.record(additional);

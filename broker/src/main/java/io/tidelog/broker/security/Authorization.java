@@ -173,6 +173,16 @@ public final class Authorization {
   }
 
   /**
+   * Whether the request may create a topic: CREATE on the cluster, or on the topic, as Kafka's
+   * controller and its auto-creation check.
+   */
+  public Predicate<String> mayCreateTopics(AuthorizableRequestContext context) {
+    boolean onCluster = allowedOnCluster(context, AclOperation.CREATE);
+    Predicate<String> onTopic = on(context, AclOperation.CREATE, ResourceType.TOPIC);
+    return name -> onCluster || onTopic.test(name);
+  }
+
+  /**
    * The operations the request may do on the resource, as the 32-bit field that Metadata,
    * DescribeCluster and DescribeGroups return when asked: every operation Kafka supports on the
    * resource type, of those the authorizer allows.
