@@ -1,12 +1,10 @@
 package io.tidelog.broker.log;
 
-import io.tidelog.broker.log.LogSegment.RecoveryResult;
 import io.tidelog.broker.log.LogSegment.RollParams;
 import io.tidelog.broker.log.ProducerStateManager.BatchMetadata;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -14,14 +12,11 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.regex.Pattern;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -58,8 +53,6 @@ public final class PartitionLog implements AutoCloseable {
 
   /** Kafka's default {@code producer.id.expiration.ms}. */
   static final long PRODUCER_ID_EXPIRATION_MS = 24 * 60 * 60 * 1000L;
-
-  private static final Pattern SEGMENT_NAME = Pattern.compile("\\d{20}\\.log");
 
   private final TopicPartition topicPartition;
   private final Path dir;
@@ -144,70 +137,11 @@ public final class PartitionLog implements AutoCloseable {
   }
 
   private void load(LoadState state) throws IOException {
-    long nowMs = services.time().milliseconds();
-    Set<Long> needIndexRebuild = new HashSet<>();
-    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
-      for (Path file : files) {
-        String name = file.getFileName().toString();
-        if (name.equals(LogCleaner.CLEANED_DIR)) {
-          Utils.delete(file.toFile()); // a cleaning pass that did not finish
-        } else if (name.endsWith(".tmp")
-            || name.endsWith(".deleted")
-            || name.endsWith(".cleaned")
-            || name.endsWith(".swap")) {
-          Files.delete(file);
-        } else if (name.endsWith(LogSegment.LOG_SUFFIX)) {
-          if (!SEGMENT_NAME.matcher(name).matches()) {
-            LOG.warn(
-                "{}: ignoring {}, which is not named by a 20-digit offset", topicPartition, file);
-            continue;
-          }
-          long base = Long.parseLong(name.substring(0, 20));
-          if (!Files.exists(LogSegment.file(dir, base, LogSegment.INDEX_SUFFIX))
-              || !Files.exists(LogSegment.file(dir, base, LogSegment.TIME_INDEX_SUFFIX))) {
-            needIndexRebuild.add(base);
-          }
-          segments.put(base, LogSegment.open(dir, base, config, nowMs));
-        }
-      }
-    }
-    deleteOrphanIndexes();
-    if (segments.isEmpty()) {
-      segments.put(
-          state.logStartOffset(), LogSegment.open(dir, state.logStartOffset(), config, nowMs));
-    }
-    Long firstToRecover =
-        state.hadCleanShutdown() ? null : segments.floorKey(state.recoveryPoint());
-    if (!state.hadCleanShutdown() && firstToRecover == null) {
-      firstToRecover = segments.firstKey();
-    }
-    List<LogSegment> recovered = new ArrayList<>();
-    for (LogSegment segment : new ArrayList<>(segments.values())) {
-      boolean unflushed = firstToRecover != null && segment.baseOffset() >= firstToRecover;
-      if (unflushed
-          || needIndexRebuild.contains(segment.baseOffset())
-          || !segment.indexesLookConsistent()) {
-        recovered.add(segment);
-        if (recoverSegment(segment, unflushed)) {
-          break;
-        }
-      }
-    }
-    LogSegment active = segments.lastEntry().getValue();
-    logEndOffset = loadActiveTail(active, recovered);
-    active.prepareForAppends();
-    // Mapped again by the first lookup or append that needs them. A segment recovery rebuilt
-    // records its final largest timestamp as at a roll; for the others that is done already.
-    for (LogSegment segment : segments.headMap(active.baseOffset()).values()) {
-      segment.onBecomeInactiveSegment();
-    }
+    logEndOffset =
+        new LogLoader(topicPartition, dir, config, segments)
+            .load(state, services.time().milliseconds());
     logStartOffset = Math.min(Math.max(state.logStartOffset(), segments.firstKey()), logEndOffset);
     leaderEpochCache.trimToLog(logStartOffset, logEndOffset);
-    for (LogSegment segment : recovered) {
-      if (segments.get(segment.baseOffset()) == segment) {
-        segment.flush();
-      }
-    }
     recoveryPoint = logEndOffset;
     rebuildProducerState();
     // Everything here is flushed now: an idle partition holds no mapping and no file descriptor
@@ -215,81 +149,6 @@ public final class PartitionLog implements AutoCloseable {
     for (LogSegment segment : segments.values()) {
       segment.releaseIndexes();
       segment.releaseFile();
-    }
-  }
-
-  /**
-   * Recovers one segment. When it truncates a segment that held unflushed data, the log ends there:
-   * later segments cannot follow on and are deleted, and this returns true. A segment below the
-   * recovery point (recovered for its indexes) keeps the segments after it.
-   */
-  private boolean recoverSegment(LogSegment segment, boolean unflushed) throws IOException {
-    RecoveryResult result = segment.recover();
-    if (result.truncatedBytes() == 0) {
-      return false;
-    }
-    if (!unflushed) {
-      LOG.error(
-          "{}: truncated {} bytes from position {} of flushed segment {} at {}; offsets from {}"
-              + " to the next segment are lost",
-          topicPartition,
-          result.truncatedBytes(),
-          result.validBytes(),
-          segment.baseOffset(),
-          result.problem(),
-          result.nextOffset());
-      return false;
-    }
-    List<LogSegment> later =
-        new ArrayList<>(segments.tailMap(segment.baseOffset(), false).values());
-    long droppedBytes = later.stream().mapToLong(LogSegment::sizeInBytes).sum();
-    LOG.warn(
-        "{}: truncated {} bytes from position {} of segment {} at {}; the log now ends before"
-            + " offset {}; dropped {} later segments ({} bytes) from offset {}",
-        topicPartition,
-        result.truncatedBytes(),
-        result.validBytes(),
-        segment.baseOffset(),
-        result.problem(),
-        result.nextOffset(),
-        later.size(),
-        droppedBytes,
-        later.isEmpty() ? "-" : later.get(0).baseOffset());
-    for (LogSegment dropped : later) {
-      segments.remove(dropped.baseOffset());
-      dropped.delete();
-    }
-    return true;
-  }
-
-  private long loadActiveTail(LogSegment active, List<LogSegment> recovered) throws IOException {
-    try {
-      return active.loadTail();
-    } catch (KafkaException e) {
-      if (recovered.contains(active)) {
-        throw e;
-      }
-      LOG.warn(
-          "{}: the active segment's tail is unreadable ({}); recovering it",
-          topicPartition,
-          e.toString());
-      recovered.add(active);
-      recoverSegment(active, true);
-      return active.loadTail();
-    }
-  }
-
-  private void deleteOrphanIndexes() throws IOException {
-    try (DirectoryStream<Path> files =
-        Files.newDirectoryStream(
-            dir, "*{" + LogSegment.INDEX_SUFFIX + "," + LogSegment.TIME_INDEX_SUFFIX + "}")) {
-      for (Path file : files) {
-        String name = file.getFileName().toString();
-        String base = name.substring(0, name.indexOf('.'));
-        if (!Files.exists(dir.resolve(base + LogSegment.LOG_SUFFIX))) {
-          Files.delete(file);
-        }
-      }
     }
   }
 
