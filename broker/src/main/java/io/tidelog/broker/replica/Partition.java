@@ -3,6 +3,7 @@ package io.tidelog.broker.replica;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.log.LogAppendInfo;
+import io.tidelog.broker.log.LogCleaner;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogReadInfo;
 import io.tidelog.broker.log.PartitionLog;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.IntPredicate;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
@@ -17,6 +19,7 @@ import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.UnknownLeaderEpochException;
+import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.slf4j.Logger;
@@ -50,7 +53,7 @@ final class Partition {
   }
 
   final TopicPartition tp;
-  final PartitionLog log;
+  private final PartitionLog log;
   private final int localId;
   private PartitionState state;
   private List<Integer> replicas = List.of();
@@ -69,11 +72,12 @@ final class Partition {
     this.highWatermark = log.highWatermark();
   }
 
-  /** Records the log config the topic has now; returns whether it changed. */
-  boolean applyConfig(LogConfig config) {
-    boolean changed = !config.equals(logConfig);
-    logConfig = config;
-    return changed;
+  /** Gives the log the config its topic has now, if that changed. */
+  void applyConfig(LogConfig config) {
+    if (!config.equals(logConfig)) {
+      log.updateConfig(config);
+      logConfig = config;
+    }
   }
 
   /** What {@link #applyState} changed in the replica's role. */
@@ -404,5 +408,70 @@ final class Partition {
       log.truncateTo(leaderHighWatermark);
     }
     setHighWatermark(Math.min(highWatermark, log.logEndOffset()));
+  }
+
+  long logStartOffset() {
+    return log.logStartOffset();
+  }
+
+  long logEndOffset() {
+    return log.logEndOffset();
+  }
+
+  /**
+   * The bytes a read from {@code offset} finds now, up to the log end for a follower or the high
+   * watermark for a consumer; -1 when {@code offset} is outside the log.
+   */
+  long bytesReadable(long offset, int maxBytes, boolean byFollower) {
+    if (offset < log.logStartOffset() || offset > log.logEndOffset()) {
+      return -1;
+    }
+    long end = byFollower ? log.logEndOffset() : highWatermark;
+    return offset >= end ? 0 : log.read(offset, maxBytes, end).records().sizeInBytes();
+  }
+
+  /** A consumer's read from {@code offset}: only what lies below the high watermark. */
+  PartitionRead readAsConsumer(long offset, int maxBytes) {
+    long hw = highWatermark;
+    return new PartitionRead(
+        log.read(offset, maxBytes, hw), null, hw, log.logStartOffset(), log.logEndOffset());
+  }
+
+  /** The leader's read of its own log up to the log end, from {@code offset} or the log start. */
+  PartitionRead readToLogEnd(long offset, int maxBytes) {
+    return new PartitionRead(
+        log.read(Math.max(offset, log.logStartOffset()), maxBytes, Long.MAX_VALUE),
+        null,
+        highWatermark,
+        log.logStartOffset(),
+        log.logEndOffset());
+  }
+
+  /** Where this follower fetches from next: its log end, with the epoch it ends in. */
+  ReplicaFetcher.FetchPosition fetchPosition() {
+    return new ReplicaFetcher.FetchPosition(
+        leaderEpoch(), log.logEndOffset(), log.latestEpoch(), log.logStartOffset());
+  }
+
+  /** Moves the log start offset up to {@code offset}; returns the new log start. */
+  long deleteRecordsBefore(long offset) {
+    return log.deleteRecordsBefore(offset);
+  }
+
+  EpochEndOffset endOffsetForEpoch(int epoch) {
+    return log.endOffsetForEpoch(epoch);
+  }
+
+  Optional<TimestampAndOffset> offsetForTimestamp(long timestamp) {
+    return log.offsetForTimestamp(timestamp);
+  }
+
+  Optional<TimestampAndOffset> maxTimestampRecord() {
+    return log.maxTimestampRecord();
+  }
+
+  /** The compaction pass this partition's log is due, if any. */
+  Optional<LogCleaner.Task> planCleaning(LogCleaner cleaner, long nowMs) {
+    return cleaner.plan(log, nowMs);
   }
 }

@@ -233,9 +233,7 @@ public final class ReplicaManager implements AutoCloseable {
               k ->
                   new Partition(
                       tp, logManager.getOrCreateLog(tp, topic.topicId(), config), localId));
-      if (partition.applyConfig(config)) {
-        partition.log.updateConfig(config);
-      }
+      partition.applyConfig(config);
       switch (partition.applyState(state, topic.replicas(tp.partition()), minIsr, nowMs)) {
         case BECAME_LEADER -> {
           fetchers.unfollow(tp);
@@ -430,16 +428,11 @@ public final class ReplicaManager implements AutoCloseable {
             && fetch.currentLeaderEpoch() != p.leaderEpoch())) {
       return DelayedFetch.ANSWER_NOW;
     }
-    if (fetch.fetchOffset() < p.log.logStartOffset()
-        || fetch.fetchOffset() > p.log.logEndOffset()) {
-      return DelayedFetch.ANSWER_NOW; // out of range: the read that answers says so
-    }
-    long end = params.byFollower() ? p.log.logEndOffset() : p.highWatermark();
-    if (fetch.fetchOffset() >= end) {
-      return 0; // a consumer past the high watermark (a new leader's may lag) waits, as in Kafka
-    }
     try {
-      return p.log.read(fetch.fetchOffset(), fetch.maxBytes(), end).records().sizeInBytes();
+      // out of range answers now: the read that answers says so; a consumer past the high
+      // watermark (a new leader's may lag) waits, as in Kafka
+      long bytes = p.bytesReadable(fetch.fetchOffset(), fetch.maxBytes(), params.byFollower());
+      return bytes < 0 ? DelayedFetch.ANSWER_NOW : bytes;
     } catch (RuntimeException e) {
       return DelayedFetch.ANSWER_NOW; // the read that answers reports it
     }
@@ -468,13 +461,7 @@ public final class ReplicaManager implements AutoCloseable {
         tp,
         p -> {
           p.checkLeader(currentLeaderEpoch);
-          long highWatermark = p.highWatermark();
-          return new PartitionRead(
-              p.log.read(offset, maxBytes, highWatermark),
-              null,
-              highWatermark,
-              p.log.logStartOffset(),
-              p.log.logEndOffset());
+          return p.readAsConsumer(offset, maxBytes);
         });
   }
 
@@ -485,15 +472,7 @@ public final class ReplicaManager implements AutoCloseable {
    */
   public CompletableFuture<PartitionRead> readAsLeader(
       TopicPartition tp, long offset, int maxBytes) {
-    return onLeader(
-        tp,
-        p ->
-            new PartitionRead(
-                p.log.read(Math.max(offset, p.log.logStartOffset()), maxBytes, Long.MAX_VALUE),
-                null,
-                p.highWatermark(),
-                p.log.logStartOffset(),
-                p.log.logEndOffset()));
+    return onLeader(tp, p -> p.readToLogEnd(offset, maxBytes));
   }
 
   /** A follower's fetch: records its progress, and reads up to the log end. */
@@ -521,8 +500,8 @@ public final class ReplicaManager implements AutoCloseable {
               read.read(),
               read.divergingEpoch(),
               read.highWatermark(),
-              p.log.logStartOffset(),
-              p.log.logEndOffset());
+              p.logStartOffset(),
+              p.logEndOffset());
         });
   }
 
@@ -534,12 +513,7 @@ public final class ReplicaManager implements AutoCloseable {
         p ->
             p.isLeader() || p.leaderId() != leaderId
                 ? Optional.empty()
-                : Optional.of(
-                    new ReplicaFetcher.FetchPosition(
-                        p.leaderEpoch(),
-                        p.log.logEndOffset(),
-                        p.log.latestEpoch(),
-                        p.log.logStartOffset())));
+                : Optional.of(p.fetchPosition()));
   }
 
   /** Applies what a follower fetched at {@code position}. */
@@ -650,7 +624,7 @@ public final class ReplicaManager implements AutoCloseable {
             throw new OffsetOutOfRangeException(
                 "Offset " + offset + " is above the high watermark " + p.highWatermark());
           }
-          long start = p.log.deleteRecordsBefore(to);
+          long start = p.deleteRecordsBefore(to);
           changed(tp);
           return start;
         });
@@ -662,7 +636,7 @@ public final class ReplicaManager implements AutoCloseable {
         tp,
         p -> {
           p.checkLeader(currentLeaderEpoch);
-          return p.log.endOffsetForEpoch(epoch);
+          return p.endOffsetForEpoch(epoch);
         });
   }
 
@@ -671,7 +645,7 @@ public final class ReplicaManager implements AutoCloseable {
         tp,
         p -> {
           p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
-          return new PartitionOffsets(p.log.logStartOffset(), p.highWatermark());
+          return new PartitionOffsets(p.logStartOffset(), p.highWatermark());
         });
   }
 
@@ -681,7 +655,7 @@ public final class ReplicaManager implements AutoCloseable {
         tp,
         p -> {
           p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
-          return p.log.offsetForTimestamp(timestamp);
+          return p.offsetForTimestamp(timestamp);
         });
   }
 
@@ -690,7 +664,7 @@ public final class ReplicaManager implements AutoCloseable {
         tp,
         p -> {
           p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
-          return p.log.maxTimestampRecord();
+          return p.maxTimestampRecord();
         });
   }
 
@@ -728,7 +702,7 @@ public final class ReplicaManager implements AutoCloseable {
           CompletableFuture<Void> pass;
           try {
             pass =
-                CompletableFuture.supplyAsync(() -> cleaner.plan(partition.log, nowMs), shard)
+                CompletableFuture.supplyAsync(() -> partition.planCleaning(cleaner, nowMs), shard)
                     .thenCompose(
                         task ->
                             task.isEmpty()

@@ -49,6 +49,7 @@ class PartitionTest {
             PartitionLog.LoadState.NEW,
             new LogServices(Time.SYSTEM, Runnable::run, (logDir, cause) -> {}));
     Partition partition = new Partition(new TopicPartition("t", 0), log, 0);
+    replicaLogs.put(partition, log);
     partition.applyState(new PartitionState(0, 1, List.of(0, 1), 1, 10), List.of(0, 1, 2), 1, NOW);
     // Follower 2 fetches at the leader's end: caught up
     Partition.FollowerRead read =
@@ -64,7 +65,16 @@ class PartitionTest {
             LogConfig.parse(Map.of()),
             PartitionLog.LoadState.NEW,
             new LogServices(Time.SYSTEM, Runnable::run, (logDir, cause) -> {}));
-    return new Partition(new TopicPartition("t", 0), log, brokerId);
+    Partition partition = new Partition(new TopicPartition("t", 0), log, brokerId);
+    replicaLogs.put(partition, log);
+    return partition;
+  }
+
+  /** The log of a replica made here: what the partition keeps to itself. */
+  private final Map<Partition, PartitionLog> replicaLogs = new java.util.IdentityHashMap<>();
+
+  private PartitionLog log(Partition partition) {
+    return replicaLogs.get(partition);
   }
 
   @Test
@@ -82,22 +92,22 @@ class PartitionTest {
             new SimpleRecord("b".getBytes()));
     Partition two = replica(2);
     Partition three = replica(3);
-    two.log.appendAsFollower(MemoryRecords.readableRecords(records.buffer().duplicate()));
-    three.log.appendAsFollower(MemoryRecords.readableRecords(records.buffer().duplicate()));
+    log(two).appendAsFollower(MemoryRecords.readableRecords(records.buffer().duplicate()));
+    log(three).appendAsFollower(MemoryRecords.readableRecords(records.buffer().duplicate()));
     three.applyState(new PartitionState(3, 2, replicas, 2, 20), replicas, 1, NOW);
     two.applyState(new PartitionState(2, 3, replicas, 3, 30), replicas, 1, NOW);
     three.applyState(new PartitionState(2, 3, replicas, 3, 30), replicas, 1, NOW);
-    assertThat(three.log.latestEpoch()).isEqualTo(2);
+    assertThat(log(three).latestEpoch()).isEqualTo(2);
 
     Partition.FollowerRead diverged =
-        two.readForFollower(3, three.log.logEndOffset(), three.log.latestEpoch(), 3, 1024, NOW);
+        two.readForFollower(3, log(three).logEndOffset(), log(three).latestEpoch(), 3, 1024, NOW);
     three.onFetched(3, diverged.divergingEpoch(), MemoryRecords.EMPTY, 2, 0);
     Partition.FollowerRead next =
-        two.readForFollower(3, three.log.logEndOffset(), three.log.latestEpoch(), 3, 1024, NOW);
+        two.readForFollower(3, log(three).logEndOffset(), log(three).latestEpoch(), 3, 1024, NOW);
 
     assertThat(diverged.divergingEpoch()).isEqualTo(new EpochEndOffset(1, 2));
-    assertThat(three.log.logEndOffset()).isEqualTo(2);
-    assertThat(three.log.latestEpoch()).isEqualTo(1);
+    assertThat(log(three).logEndOffset()).isEqualTo(2);
+    assertThat(log(three).latestEpoch()).isEqualTo(1);
     assertThat(next.divergingEpoch()).isNull();
   }
 
@@ -163,7 +173,7 @@ class PartitionTest {
   void anAcksAllAppendCompletesWhenEveryIsrMemberHasFetchedPastIt() throws Exception {
     Partition partition = leaderWithFollower2OutOfSync();
     DelayedProduce waiting = waitingAcksAll(partition);
-    long end = partition.log.logEndOffset();
+    long end = log(partition).logEndOffset();
 
     partition.readForFollower(1, end, partition.leaderEpoch(), 1, 1024, NOW);
     waiting.tryComplete(partition.tp);
