@@ -70,7 +70,13 @@ public final class MetadataScaleBench {
     report("replication_factor", brokers);
 
     try (MetadataStore store = MetadataStore.connect(List.of(endpoint), "scale");
-        Controller controller = new Controller(store, 0, Map::of, false, 300_000)) {
+        Controller controller =
+            new Controller(
+                store,
+                0,
+                new io.tidelog.broker.config.EffectiveTopicConfigs(Map::of),
+                false,
+                300_000)) {
       List<BrokerRegistration> registrations = new ArrayList<>();
       try {
         measure(store, controller, registrations, endpoint, etcdPid, topics, partitions, brokers);

@@ -10,10 +10,10 @@ import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.Controller;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.TopicCreator;
-import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.cluster.UserScramCredential;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.DynamicBrokerConfig;
+import io.tidelog.broker.config.EffectiveTopicConfigs;
 import io.tidelog.broker.config.Listener;
 import io.tidelog.broker.config.Listeners;
 import io.tidelog.broker.config.TopicConfigs;
@@ -120,6 +120,7 @@ public final class Broker implements AutoCloseable {
   private final Authorization authorization;
   private final Quotas quotas;
   private final DynamicBrokerConfig dynamicConfig;
+  private final EffectiveTopicConfigs topicConfigs;
 
   /** The client quotas, and the Kafka metrics their rates and buckets live in. */
   private record Quotas(
@@ -152,9 +153,11 @@ public final class Broker implements AutoCloseable {
       Authorization authorization,
       PrometheusRegistry registry,
       Quotas quotas,
-      DynamicBrokerConfig dynamicConfig) {
+      DynamicBrokerConfig dynamicConfig,
+      EffectiveTopicConfigs topicConfigs) {
     this.quotas = quotas;
     this.dynamicConfig = dynamicConfig;
+    this.topicConfigs = topicConfigs;
     this.vertx = vertx;
     this.registry = registry;
     this.security = security;
@@ -223,6 +226,7 @@ public final class Broker implements AutoCloseable {
     MetadataStore metadata;
     LogManager logManager;
     DynamicBrokerConfig dynamicConfig = new DynamicBrokerConfig(config);
+    EffectiveTopicConfigs topicConfigs = new EffectiveTopicConfigs(dynamicConfig::topicDefaults);
     try {
       starting = await(startingHealth(vertx, config));
       metadata = connectToEtcd(config);
@@ -234,6 +238,11 @@ public final class Broker implements AutoCloseable {
             }
           });
       dynamicConfig.update(metadata.image().brokerConfigs());
+      metadata.addListener(
+          (image, delta) ->
+              topicConfigs.retain(
+                  delta.everything() ? topicConfigs.topics() : delta.topics(),
+                  image.topics().keySet()));
       metadata.addListener(
           (image, delta) -> {
             if (delta.everything() || delta.scramCredentials()) {
@@ -270,7 +279,7 @@ public final class Broker implements AutoCloseable {
       logManager =
           LogManager.start(
               config.logDirs(),
-              topic -> topicConfig(dynamicConfig, metadata, topic),
+              topic -> topicConfig(dynamicConfig, topicConfigs, metadata, topic),
               dynamicConfig.current().numRecoveryThreadsPerDataDir(),
               Time.SYSTEM);
     } catch (Exception e) {
@@ -284,7 +293,7 @@ public final class Broker implements AutoCloseable {
             config.nodeId(),
             logManager,
             metadata,
-            dynamicConfig::topicDefaults,
+            topicConfigs,
             config.numIoThreads(),
             config.replicaLagTimeMaxMs(),
             metadataExecutor);
@@ -299,7 +308,8 @@ public final class Broker implements AutoCloseable {
             authorization,
             registry,
             new Quotas(quotaMetrics, produceQuota, fetchQuota, requestQuota, mutationQuota),
-            dynamicConfig);
+            dynamicConfig,
+            topicConfigs);
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
     try {
@@ -366,7 +376,7 @@ public final class Broker implements AutoCloseable {
         new Controller(
             metadata,
             config.nodeId(),
-            dynamicConfig::topicDefaults,
+            topicConfigs,
             config.autoLeaderRebalanceEnable(),
             config.leaderImbalanceCheckIntervalMs());
     registration =
@@ -420,11 +430,16 @@ public final class Broker implements AutoCloseable {
         sasl == null ? null : sasl::newClient);
   }
 
+  /** The log config of {@code topic}, or the broker's defaults for a topic etcd does not name. */
   private static LogConfig topicConfig(
-      DynamicBrokerConfig config, MetadataStore metadata, String topic) {
-    Map<String, String> overrides =
-        metadata.topic(topic).map(TopicMetadata::configs).orElse(Map.of());
-    return TopicConfigs.logConfig(config.topicDefaults(), overrides);
+      DynamicBrokerConfig config,
+      EffectiveTopicConfigs topicConfigs,
+      MetadataStore metadata,
+      String topic) {
+    return metadata
+        .topic(topic)
+        .map(t -> topicConfigs.of(t.name(), t.modRevision(), t.configs()).log())
+        .orElseGet(() -> TopicConfigs.logConfig(config.topicDefaults(), Map.of()));
   }
 
   private void listen(BrokerConfig config) throws Exception {

@@ -7,11 +7,10 @@ import io.etcd.jetcd.election.CampaignResponse;
 import io.etcd.jetcd.election.LeaderKey;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
-import io.tidelog.broker.config.TopicConfigs;
+import io.tidelog.broker.config.EffectiveTopicConfigs;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +20,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,7 +55,7 @@ public final class Controller implements AutoCloseable {
 
   private final MetadataStore store;
   private final int nodeId;
-  private final Supplier<Map<String, String>> topicDefaults;
+  private final EffectiveTopicConfigs topicConfigs;
   private final boolean autoRebalance;
   private final ScheduledExecutorService thread =
       Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "tidelog-controller"));
@@ -71,17 +69,17 @@ public final class Controller implements AutoCloseable {
   private volatile boolean closed;
 
   /**
-   * @param topicDefaults the broker's defaults of topic configs now, under topic-level names
+   * @param topicConfigs the topics' effective configs
    */
   public Controller(
       MetadataStore store,
       int nodeId,
-      Supplier<Map<String, String>> topicDefaults,
+      EffectiveTopicConfigs topicConfigs,
       boolean autoRebalance,
       long rebalanceIntervalMs) {
     this.store = store;
     this.nodeId = nodeId;
-    this.topicDefaults = topicDefaults;
+    this.topicConfigs = topicConfigs;
     this.autoRebalance = autoRebalance;
     store.addListener(this::onImage);
     thread.scheduleWithFixedDelay(
@@ -243,7 +241,9 @@ public final class Controller implements AutoCloseable {
               state,
               topic.replicas(tp.partition()),
               active,
-              TopicConfigs.uncleanLeaderElectionEnable(topicDefaults.get(), topic.configs()),
+              topicConfigs
+                  .of(topic.name(), topic.modRevision(), topic.configs())
+                  .uncleanLeaderElection(),
               rebalance && autoRebalance)
           .ifPresent(next -> changes.add(new MetadataStore.PartitionChange(tp, state, next)));
     }

@@ -6,7 +6,7 @@ import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.MetadataStore.PartitionChange;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.cluster.TopicMetadata;
-import io.tidelog.broker.config.TopicConfigs;
+import io.tidelog.broker.config.EffectiveTopicConfigs;
 import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.log.LogAppendInfo;
 import io.tidelog.broker.log.LogCleaner;
@@ -31,7 +31,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
@@ -58,7 +57,7 @@ public final class ReplicaManager implements AutoCloseable {
   private final int localId;
   private final LogManager logManager;
   private final MetadataStore metadata;
-  private final Supplier<Map<String, String>> topicDefaults;
+  private final EffectiveTopicConfigs topicConfigs;
   private final long replicaLagTimeMaxMs;
   private final Shard[] shards;
   private final IsrChangeSender isrChanges;
@@ -81,14 +80,14 @@ public final class ReplicaManager implements AutoCloseable {
       int localId,
       LogManager logManager,
       MetadataStore metadata,
-      Supplier<Map<String, String>> topicDefaults,
+      EffectiveTopicConfigs topicConfigs,
       int shardCount,
       long replicaLagTimeMaxMs,
       Executor metadataExecutor) {
     this.localId = localId;
     this.logManager = logManager;
     this.metadata = metadata;
-    this.topicDefaults = topicDefaults;
+    this.topicConfigs = topicConfigs;
     this.replicaLagTimeMaxMs = replicaLagTimeMaxMs;
     this.isrChanges = new IsrChangeSender(metadata, metadataExecutor);
     this.shards = new Shard[shardCount];
@@ -144,12 +143,8 @@ public final class ReplicaManager implements AutoCloseable {
   }
 
   /** The effective log config of a topic: the broker's defaults under the topic's overrides. */
-  public LogConfig logConfig(TopicMetadata topic) {
-    return TopicConfigs.logConfig(topicDefaults.get(), topic.configs());
-  }
-
-  public Map<String, String> topicDefaults() {
-    return topicDefaults.get();
+  private EffectiveTopicConfigs.Effective effective(TopicMetadata topic) {
+    return topicConfigs.of(topic.name(), topic.modRevision(), topic.configs());
   }
 
   /**
@@ -174,14 +169,13 @@ public final class ReplicaManager implements AutoCloseable {
         deleteLocalReplicas(before);
       }
     }
-    Map<String, TopicConfig> configs = new HashMap<>();
     // New dynamic broker configs may change the defaults of every topic's configs
     Collection<String> changedTopics =
         delta.everything() || delta.brokerConfigs() ? image.topics().keySet() : delta.topics();
     for (String name : changedTopics) {
       TopicMetadata topic = image.topics().get(name);
       for (int p = 0; topic != null && p < topic.partitions(); p++) {
-        applyPartition(image, topic, p, configs, nowMs);
+        applyPartition(image, topic, p, nowMs);
       }
     }
     for (TopicPartition tp : delta.partitions()) {
@@ -189,34 +183,21 @@ public final class ReplicaManager implements AutoCloseable {
       if (topic != null
           && !changedTopics.contains(tp.topic())
           && tp.partition() < topic.partitions()) {
-        applyPartition(image, topic, tp.partition(), configs, nowMs);
+        applyPartition(image, topic, tp.partition(), nowMs);
       }
     }
     applied = image;
   }
 
-  /** A topic's effective settings, computed once per image application. */
-  private record TopicConfig(LogConfig log, int minIsr) {}
-
-  private void applyPartition(
-      ClusterImage image,
-      TopicMetadata topic,
-      int p,
-      Map<String, TopicConfig> configs,
-      long nowMs) {
+  private void applyPartition(ClusterImage image, TopicMetadata topic, int p, long nowMs) {
     TopicPartition tp = new TopicPartition(topic.name(), p);
     PartitionState state = image.partitions().get(tp);
     if (state == null || !topic.replicas(p).contains(localId)) {
       return;
     }
-    TopicConfig config =
-        configs.computeIfAbsent(
-            topic.name(),
-            name ->
-                new TopicConfig(
-                    logConfig(topic),
-                    TopicConfigs.minInsyncReplicas(topicDefaults.get(), topic.configs())));
-    shard(tp).execute(() -> apply(tp, topic, config.log(), state, config.minIsr(), nowMs));
+    EffectiveTopicConfigs.Effective config = effective(topic);
+    shard(tp)
+        .execute(() -> apply(tp, topic, config.log(), state, config.minInsyncReplicas(), nowMs));
   }
 
   private void apply(
@@ -581,12 +562,13 @@ public final class ReplicaManager implements AutoCloseable {
                 countIsrChange(expected.isr(), wanted);
                 TopicMetadata topic = metadata.topic(p.tp.topic()).orElse(null);
                 if (topic != null) {
+                  EffectiveTopicConfigs.Effective config = effective(topic);
                   apply(
                       p.tp,
                       topic,
-                      logConfig(topic),
+                      config.log(),
                       written.get(),
-                      TopicConfigs.minInsyncReplicas(topicDefaults.get(), topic.configs()),
+                      config.minInsyncReplicas(),
                       System.currentTimeMillis());
                 }
               }

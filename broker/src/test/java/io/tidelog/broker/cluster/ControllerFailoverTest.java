@@ -55,7 +55,9 @@ class ControllerFailoverTest {
         IntStream.range(0, TOPICS)
             .mapToObj(t -> new MetadataStore.NewTopic("t" + t, PARTITIONS, 2, Map.of()))
             .toList());
-    controller = new Controller(store, 0, Map::of, false, 300_000);
+    controller =
+        new Controller(
+            store, 0, new io.tidelog.broker.config.EffectiveTopicConfigs(Map::of), false, 300_000);
     long lease = MetadataStore.get(store.client().getLeaseClient().grant(60)).getID();
     controller.campaign(lease);
     await().atMost(Duration.ofSeconds(30)).until(controller::isActive);
