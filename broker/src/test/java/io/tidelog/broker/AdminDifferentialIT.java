@@ -759,59 +759,27 @@ class AdminDifferentialIT {
                 "--add-config",
                 "retention.ms=5000,cleanup.policy=[compact,delete]"
               })) {
-        List<String> args =
-            new ArrayList<>(
-                List.of(
-                    "kafka.admin.ConfigCommand",
-                    "--bootstrap-server",
-                    bootstrap,
-                    "--alter",
-                    "--entity-type"));
+        List<String> args = new ArrayList<>(List.of("--alter", "--entity-type"));
         args.addAll(List.of(change));
-        ApacheKafka.ToolRun alter = ApacheKafka.tool("", args.toArray(String[]::new));
+        ApacheKafka.ToolRun alter = kafkaConfigs(bootstrap, args.toArray(String[]::new));
         assertThat(alter.exitStatus()).as(alter.output()).isZero();
       }
       try {
         ApacheKafka.ToolRun defaults =
-            ApacheKafka.tool(
-                "",
-                "kafka.admin.ConfigCommand",
-                "--bootstrap-server",
-                bootstrap,
-                "--describe",
-                "--entity-type",
-                "brokers",
-                "--entity-default");
+            kafkaConfigs(bootstrap, "--describe", "--entity-type", "brokers", "--entity-default");
         assertThat(defaults.output())
             .as("port " + port)
             .contains("log.retention.bytes=1073741824 sensitive=false")
             .contains("DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.bytes=1073741824");
         ApacheKafka.ToolRun one =
-            ApacheKafka.tool(
-                "",
-                "kafka.admin.ConfigCommand",
-                "--bootstrap-server",
-                bootstrap,
-                "--describe",
-                "--entity-type",
-                "brokers",
-                "--entity-name",
-                "1");
+            kafkaConfigs(bootstrap, "--describe", "--entity-type", "brokers", "--entity-name", "1");
         assertThat(one.output())
             .as("port " + port)
             .contains("max.connections.per.ip=500 sensitive=false")
             .contains("DYNAMIC_BROKER_CONFIG:max.connections.per.ip=500");
         ApacheKafka.ToolRun topic =
-            ApacheKafka.tool(
-                "",
-                "kafka.admin.ConfigCommand",
-                "--bootstrap-server",
-                bootstrap,
-                "--describe",
-                "--entity-type",
-                "topics",
-                "--entity-name",
-                "existing");
+            kafkaConfigs(
+                bootstrap, "--describe", "--entity-type", "topics", "--entity-name", "existing");
         assertThat(topic.output())
             .as("port " + port)
             .contains("retention.ms=5000 sensitive=false")
@@ -935,10 +903,7 @@ class AdminDifferentialIT {
     for (int port : ports()) {
       String name = port == tidelog.port ? traced : "kafka.server.KafkaApis";
       ApacheKafka.ToolRun set =
-          ApacheKafka.tool(
-              "",
-              "kafka.admin.ConfigCommand",
-              "--bootstrap-server",
+          kafkaConfigs(
               "127.0.0.1:" + port,
               "--alter",
               "--entity-type",
@@ -949,10 +914,7 @@ class AdminDifferentialIT {
               name + "=TRACE");
       assertThat(set.exitStatus()).as(set.output()).isZero();
       ApacheKafka.ToolRun describe =
-          ApacheKafka.tool(
-              "",
-              "kafka.admin.ConfigCommand",
-              "--bootstrap-server",
+          kafkaConfigs(
               "127.0.0.1:" + port,
               "--describe",
               "--entity-type",
@@ -972,5 +934,14 @@ class AdminDifferentialIT {
       }
     }
     assertThat(tidelogs.isTraceEnabled()).as("back to its parent's level").isFalse();
+  }
+
+  /** Kafka's own kafka-configs against {@code bootstrap}, with {@code args}. */
+  private static ApacheKafka.ToolRun kafkaConfigs(String bootstrap, String... args)
+      throws Exception {
+    List<String> command =
+        new ArrayList<>(List.of("kafka.admin.ConfigCommand", "--bootstrap-server", bootstrap));
+    command.addAll(List.of(args));
+    return ApacheKafka.tool("", command.toArray(String[]::new));
   }
 }

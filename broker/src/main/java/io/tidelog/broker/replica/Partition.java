@@ -52,16 +52,30 @@ final class Partition {
     long leaderEndOffsetAtLastFetch = -1;
   }
 
+  /**
+   * What only a leader keeps, made new at each leadership (as Kafka's raft module has a class per
+   * role): every follower's progress, and the offset at which this leader's epoch began.
+   */
+  private static final class LeaderState {
+    final long epochStartOffset;
+    final Map<Integer, Follower> followers = new HashMap<>();
+
+    LeaderState(long epochStartOffset) {
+      this.epochStartOffset = epochStartOffset;
+    }
+  }
+
   final TopicPartition tp;
   private final PartitionLog log;
   private final int localId;
   private PartitionState state;
   private List<Integer> replicas = List.of();
   private int minInsyncReplicas = 1;
-  private boolean leader;
+
+  /** Null unless this replica leads. */
+  private LeaderState leaderState;
+
   private long highWatermark;
-  private long leaderEpochStartOffset;
-  private final Map<Integer, Follower> followers = new HashMap<>();
   private boolean isrChangeInFlight;
   private LogConfig logConfig;
 
@@ -101,14 +115,14 @@ final class Partition {
     state = next;
     boolean newEpoch = previous == null || previous.leaderEpoch() != next.leaderEpoch();
     if (next.leader() == localId) {
-      if (!leader || newEpoch) {
+      if (leaderState == null || newEpoch) {
         becomeLeader(nowMs);
         return Transition.BECAME_LEADER;
       }
       onIsrChanged();
       return Transition.NONE;
     }
-    if (leader || newEpoch || previous.leader() != next.leader()) {
+    if (leaderState != null || newEpoch || previous.leader() != next.leader()) {
       becomeFollower();
       return Transition.BECAME_FOLLOWER;
     }
@@ -116,15 +130,13 @@ final class Partition {
   }
 
   private void becomeLeader(long nowMs) {
-    leader = true;
     log.assignLeaderEpoch(state.leaderEpoch());
-    leaderEpochStartOffset = log.logEndOffset();
-    followers.clear();
+    leaderState = new LeaderState(log.logEndOffset());
     for (int replica : replicas) {
       if (replica != localId) {
         Follower follower = new Follower();
         follower.lastCaughtUpMs = state.isr().contains(replica) ? nowMs : 0;
-        followers.put(replica, follower);
+        leaderState.followers.put(replica, follower);
       }
     }
     setHighWatermark(Math.min(Math.max(highWatermark, log.logStartOffset()), log.logEndOffset()));
@@ -139,9 +151,8 @@ final class Partition {
   }
 
   private void becomeFollower() {
-    boolean wasLeader = leader;
-    leader = false;
-    followers.clear();
+    boolean wasLeader = leaderState != null;
+    leaderState = null;
     setHighWatermark(Math.min(highWatermark, log.logEndOffset()));
     if (wasLeader) {
       LOG.info("{}: follower of {} at epoch {}", tp, state.leader(), state.leaderEpoch());
@@ -150,9 +161,9 @@ final class Partition {
 
   /** Stops acting as leader, without a new state: this broker lost its registration. */
   void resign() {
-    if (leader) {
+    if (leaderState != null) {
       LOG.warn("{}: no longer leading: this broker lost its registration", tp);
-      leader = false;
+      leaderState = null;
       state = null;
     }
   }
@@ -163,7 +174,7 @@ final class Partition {
 
   /** Whether, as leader, its ISR is below {@code min.insync.replicas}: the HW cannot move. */
   boolean isrBelowMinimum() {
-    return leader && state.isr().size() < minInsyncReplicas;
+    return leaderState != null && state.isr().size() < minInsyncReplicas;
   }
 
   /** Why the ISR is below {@code min.insync.replicas}, for an error. */
@@ -177,13 +188,13 @@ final class Partition {
   }
 
   boolean isLeader() {
-    return leader;
+    return leaderState != null;
   }
 
   ReplicaStatus status() {
     return new ReplicaStatus(
         tp,
-        leader,
+        isLeader(),
         leaderId(),
         leaderEpoch(),
         replicas,
@@ -218,7 +229,7 @@ final class Partition {
   }
 
   void checkLeader(int currentLeaderEpoch) {
-    if (!leader) {
+    if (leaderState == null) {
       throw new NotLeaderOrFollowerException(
           "Broker " + localId + " does not lead " + tp + " (leader: " + leaderId() + ")");
     }
@@ -250,13 +261,13 @@ final class Partition {
 
   /** Moves the HW to the smallest LEO in the ISR; returns whether it moved. */
   boolean maybeAdvanceHighWatermark() {
-    if (!leader || state.isr().size() < minInsyncReplicas) {
+    if (leaderState == null || state.isr().size() < minInsyncReplicas) {
       return false;
     }
     long smallest = log.logEndOffset();
     for (int replica : state.isr()) {
       if (replica != localId) {
-        Follower follower = followers.get(replica);
+        Follower follower = leaderState.followers.get(replica);
         smallest = Math.min(smallest, follower == null ? -1 : follower.logEndOffset);
       }
     }
@@ -282,7 +293,7 @@ final class Partition {
       int maxBytes,
       long nowMs) {
     checkLeader(currentLeaderEpoch);
-    Follower follower = followers.get(replicaId);
+    Follower follower = leaderState.followers.get(replicaId);
     if (follower == null) {
       throw new NotLeaderOrFollowerException("Broker " + replicaId + " is not a replica of " + tp);
     }
@@ -325,11 +336,11 @@ final class Partition {
    * (registered, not in a controlled shutdown) may join it.
    */
   List<Integer> wantedIsr(long nowMs, long replicaLagTimeMaxMs, IntPredicate eligible) {
-    if (!leader || isrChangeInFlight) {
+    if (leaderState == null || isrChangeInFlight) {
       return null;
     }
     List<Integer> wanted = new ArrayList<>(state.isr());
-    for (Map.Entry<Integer, Follower> entry : followers.entrySet()) {
+    for (Map.Entry<Integer, Follower> entry : leaderState.followers.entrySet()) {
       int replica = entry.getKey();
       Follower follower = entry.getValue();
       boolean inSync = wanted.contains(replica);
@@ -340,7 +351,7 @@ final class Partition {
           && eligible.test(replica)
           && caughtUpLately
           && follower.logEndOffset >= highWatermark
-          && follower.logEndOffset >= leaderEpochStartOffset) {
+          && follower.logEndOffset >= leaderState.epochStartOffset) {
         wanted.add(replica);
       }
     }
@@ -365,7 +376,7 @@ final class Partition {
       MemoryRecords records,
       long leaderHighWatermark,
       long leaderLogStartOffset) {
-    if (leader || epoch != leaderEpoch()) {
+    if (leaderState != null || epoch != leaderEpoch()) {
       return;
     }
     if (diverging != null) {
@@ -399,7 +410,7 @@ final class Partition {
   /** A fetch from the leader was out of range: restart from its log start, or its HW. */
   void onOutOfRange(
       int epoch, long fetchOffset, long leaderLogStartOffset, long leaderHighWatermark) {
-    if (leader || epoch != leaderEpoch()) {
+    if (leaderState != null || epoch != leaderEpoch()) {
       return;
     }
     if (fetchOffset < leaderLogStartOffset) {
