@@ -163,6 +163,50 @@ class DynamicBrokerConfigIT {
   }
 
   @Test
+  void aDefaultThatTurnsUncleanElectionOnElectsAnOfflinePartitionsLiveReplica() throws Exception {
+    try (Admin admin = admin()) {
+      admin.createTopics(List.of(new NewTopic("offline", Map.of(0, List.of(0, 1))))).all().get();
+    }
+    await().atMost(PROPAGATION).until(() -> isr("offline", 0).size() == 2);
+    // broker 1 stops and leaves the ISR; then broker 0, the ISR's last member: no leader
+    brokers.remove(1).close();
+    await().atMost(PROPAGATION).until(() -> isr("offline", 0).equals(List.of(0)));
+    brokers.remove(0).close();
+    brokers.add(broker(1));
+    await().atMost(PROPAGATION).until(() -> leader("offline", 0) == -1);
+
+    try (Admin admin = admin()) {
+      alter(admin, "", "unclean.leader.election.enable", "true");
+    }
+    await().atMost(PROPAGATION).until(() -> leader("offline", 0) == 1);
+  }
+
+  private org.apache.kafka.common.TopicPartitionInfo partition(String topic, int broker)
+      throws Exception {
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(broker).bootstrap()))) {
+      return admin
+          .describeTopics(List.of(topic))
+          .allTopicNames()
+          .get(10, TimeUnit.SECONDS)
+          .get(topic)
+          .partitions()
+          .get(0);
+    }
+  }
+
+  private List<Integer> isr(String topic, int broker) throws Exception {
+    return partition(topic, broker).isr().stream().map(org.apache.kafka.common.Node::id).toList();
+  }
+
+  /** The leader's id, or -1 when there is none. */
+  private int leader(String topic, int broker) throws Exception {
+    org.apache.kafka.common.Node leader = partition(topic, broker).leader();
+    return leader == null ? -1 : leader.id();
+  }
+
+  @Test
   void aBrokersOwnConnectionLimitAppliesToItsNextConnectionsAndToNoOtherBroker() throws Exception {
     try (Admin admin = admin()) {
       alter(admin, "1", BrokerConfig.MAX_CONNECTIONS, "2");

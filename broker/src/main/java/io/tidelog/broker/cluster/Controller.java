@@ -149,7 +149,8 @@ public final class Controller implements AutoCloseable {
       return; // once elected, the controller reconciles every partition
     }
     synchronized (this) {
-      if (delta.everything() || delta.brokers() || delta.candidates()) {
+      // new dynamic broker configs may turn unclean.leader.election.enable on for any topic
+      if (delta.everything() || delta.brokers() || delta.candidates() || delta.brokerConfigs()) {
         changedAll = true;
       } else {
         changedPartitions.addAll(delta.partitions());

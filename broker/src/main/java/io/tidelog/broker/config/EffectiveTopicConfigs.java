@@ -28,6 +28,11 @@ public final class EffectiveTopicConfigs {
     this.defaults = defaults;
   }
 
+  /** The broker's topic defaults now. */
+  public Map<String, String> defaults() {
+    return defaults.get();
+  }
+
   /** The settings of {@code topic} at {@code revision}, whose overrides are {@code overrides}. */
   public Effective of(String topic, long revision, Map<String, String> overrides) {
     Map<String, String> now = defaults.get();

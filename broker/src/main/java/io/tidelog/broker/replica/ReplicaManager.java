@@ -75,6 +75,7 @@ public final class ReplicaManager implements AutoCloseable {
   private final LongAdder isrExpands = new LongAdder();
   private ReplicaFetchers fetchers;
   private ClusterImage applied = ClusterImage.EMPTY;
+  private Map<String, String> appliedDefaults = Map.of();
 
   public ReplicaManager(
       int localId,
@@ -169,9 +170,13 @@ public final class ReplicaManager implements AutoCloseable {
         deleteLocalReplicas(before);
       }
     }
-    // New dynamic broker configs may change the defaults of every topic's configs
+    // New topic defaults (dynamic broker configs) change every topic's configs; other dynamic
+    // configs, such as the connection limits, change none
+    Map<String, String> defaults = topicConfigs.defaults();
+    boolean newDefaults = !defaults.equals(appliedDefaults);
+    appliedDefaults = defaults;
     Collection<String> changedTopics =
-        delta.everything() || delta.brokerConfigs() ? image.topics().keySet() : delta.topics();
+        delta.everything() || newDefaults ? image.topics().keySet() : delta.topics();
     for (String name : changedTopics) {
       TopicMetadata topic = image.topics().get(name);
       for (int p = 0; topic != null && p < topic.partitions(); p++) {
