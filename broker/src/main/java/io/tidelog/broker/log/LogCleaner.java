@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -143,10 +142,10 @@ public final class LogCleaner implements AutoCloseable {
     if (!config.compactEnabled() || log.isOffline()) {
       return Optional.empty();
     }
-    NavigableMap<Long, LogSegment> segments = log.segments();
+    LogSegments segments = log.segments();
     long firstDirty = Math.max(log.firstDirtyOffset(), log.logStartOffset());
-    long end = segments.lastKey();
-    for (LogSegment segment : segments.headMap(end, false).values()) {
+    long end = segments.active().baseOffset();
+    for (LogSegment segment : segments.below(end)) {
       long largestTimestampMs = segment.maxTimestampSoFar(); // none when it holds no record
       if (largestTimestampMs >= 0 && nowMs - largestTimestampMs < config.minCompactionLagMs()) {
         end = segment.baseOffset();
@@ -157,8 +156,8 @@ public final class LogCleaner implements AutoCloseable {
     long cleanBytes = 0;
     long dirtyBytes = 0;
     long earliestDirtyMs = Long.MAX_VALUE;
-    for (LogSegment segment : segments.headMap(end, false).values()) {
-      long segmentEnd = segments.higherKey(segment.baseOffset());
+    for (LogSegment segment : segments.below(end)) {
+      long segmentEnd = segments.endOffsetOf(segment, log.logEndOffset());
       if (segmentEnd <= log.logStartOffset()) {
         continue; // retention deletes it
       }

@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.NavigableMap;
 import java.util.Set;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.KafkaException;
@@ -28,14 +27,10 @@ final class LogLoader {
   private final TopicPartition topicPartition;
   private final Path dir;
   private final LogConfig config;
-  private final NavigableMap<Long, LogSegment> segments;
+  private final LogSegments segments;
 
   /** {@code segments} is the log's segment map, empty, which the load fills. */
-  LogLoader(
-      TopicPartition topicPartition,
-      Path dir,
-      LogConfig config,
-      NavigableMap<Long, LogSegment> segments) {
+  LogLoader(TopicPartition topicPartition, Path dir, LogConfig config, LogSegments segments) {
     this.topicPartition = topicPartition;
     this.dir = dir;
     this.config = config;
@@ -74,23 +69,21 @@ final class LogLoader {
               || !Files.exists(LogSegment.file(dir, base, LogSegment.TIME_INDEX_SUFFIX))) {
             needIndexRebuild.add(base);
           }
-          segments.put(base, LogSegment.open(dir, base, config, nowMs));
+          segments.add(LogSegment.open(dir, base, config, nowMs));
         }
       }
     }
     deleteOrphanIndexes();
     if (segments.isEmpty()) {
-      segments.put(
-          state.logStartOffset(), LogSegment.open(dir, state.logStartOffset(), config, nowMs));
+      segments.add(LogSegment.open(dir, state.logStartOffset(), config, nowMs));
     }
-    Long firstToRecover =
-        state.hadCleanShutdown() ? null : segments.floorKey(state.recoveryPoint());
-    if (!state.hadCleanShutdown() && firstToRecover == null) {
-      firstToRecover = segments.firstKey();
-    }
+    long firstToRecover =
+        state.hadCleanShutdown()
+            ? Long.MAX_VALUE
+            : segments.baseOffsetHolding(state.recoveryPoint());
     List<LogSegment> recovered = new ArrayList<>();
-    for (LogSegment segment : new ArrayList<>(segments.values())) {
-      boolean unflushed = firstToRecover != null && segment.baseOffset() >= firstToRecover;
+    for (LogSegment segment : List.copyOf(segments.all())) {
+      boolean unflushed = segment.baseOffset() >= firstToRecover;
       if (unflushed
           || needIndexRebuild.contains(segment.baseOffset())
           || !segment.indexesLookConsistent()) {
@@ -100,16 +93,16 @@ final class LogLoader {
         }
       }
     }
-    LogSegment active = segments.lastEntry().getValue();
+    LogSegment active = segments.active();
     long logEndOffset = loadActiveTail(active, recovered);
     active.prepareForAppends();
     // Mapped again by the first lookup or append that needs them. A segment recovery rebuilt
     // records its final largest timestamp as at a roll; for the others that is done already.
-    for (LogSegment segment : segments.headMap(active.baseOffset()).values()) {
+    for (LogSegment segment : segments.below(active.baseOffset())) {
       segment.onBecomeInactiveSegment();
     }
     for (LogSegment segment : recovered) {
-      if (segments.get(segment.baseOffset()) == segment) {
+      if (segments.holds(segment)) {
         segment.flush();
       }
     }
@@ -138,8 +131,7 @@ final class LogLoader {
           result.nextOffset());
       return false;
     }
-    List<LogSegment> later =
-        new ArrayList<>(segments.tailMap(segment.baseOffset(), false).values());
+    List<LogSegment> later = segments.removeAbove(segment.baseOffset());
     long droppedBytes = later.stream().mapToLong(LogSegment::sizeInBytes).sum();
     LOG.warn(
         "{}: truncated {} bytes from position {} of segment {} at {}; the log now ends before"
@@ -154,7 +146,6 @@ final class LogLoader {
         droppedBytes,
         later.isEmpty() ? "-" : later.get(0).baseOffset());
     for (LogSegment dropped : later) {
-      segments.remove(dropped.baseOffset());
       dropped.delete();
     }
     return true;

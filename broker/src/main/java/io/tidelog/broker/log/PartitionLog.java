@@ -11,12 +11,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentSkipListMap;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -57,7 +54,7 @@ public final class PartitionLog implements AutoCloseable {
   private final TopicPartition topicPartition;
   private final Path dir;
   private final LogServices services;
-  private final NavigableMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
+  private final LogSegments segments = new LogSegments();
   private final LeaderEpochCache leaderEpochCache;
   private final PartitionMetadataFile partitionMetadata;
   private final LogValidator validator = new LogValidator();
@@ -109,7 +106,7 @@ public final class PartitionLog implements AutoCloseable {
     try {
       log.load(state);
     } catch (IOException | RuntimeException e) {
-      log.segments.values().forEach(LogSegment::closeHandlers);
+      log.segments.closeHandlers();
       throw e;
     }
     return log;
@@ -140,13 +137,14 @@ public final class PartitionLog implements AutoCloseable {
     logEndOffset =
         new LogLoader(topicPartition, dir, config, segments)
             .load(state, services.time().milliseconds());
-    logStartOffset = Math.min(Math.max(state.logStartOffset(), segments.firstKey()), logEndOffset);
+    logStartOffset =
+        Math.min(Math.max(state.logStartOffset(), segments.firstBaseOffset()), logEndOffset);
     leaderEpochCache.trimToLog(logStartOffset, logEndOffset);
     recoveryPoint = logEndOffset;
     rebuildProducerState();
     // Everything here is flushed now: an idle partition holds no mapping and no file descriptor
     // until a read or an append needs them
-    for (LogSegment segment : segments.values()) {
+    for (LogSegment segment : segments.all()) {
       segment.releaseIndexes();
       segment.releaseFile();
     }
@@ -269,7 +267,7 @@ public final class PartitionLog implements AutoCloseable {
   }
 
   private LogSegment maybeRoll(RollParams params) throws IOException {
-    LogSegment active = segments.lastEntry().getValue();
+    LogSegment active = segments.active();
     if (!active.shouldRoll(params)) {
       return active;
     }
@@ -277,7 +275,7 @@ public final class PartitionLog implements AutoCloseable {
     active.onBecomeInactiveSegment();
     producerState.snapshot(newBaseOffset);
     LogSegment next = LogSegment.open(dir, newBaseOffset, config, params.nowMs());
-    segments.put(newBaseOffset, next);
+    segments.add(next);
     LOG.debug("{}: rolled segment {} at offset {}", topicPartition, active, newBaseOffset);
     scheduleFlushBefore(newBaseOffset);
     return next;
@@ -293,7 +291,8 @@ public final class PartitionLog implements AutoCloseable {
       truncationsAtRoll = truncations;
     }
     List<Path> files = new ArrayList<>();
-    for (long base : segments.headMap(offset, false).keySet()) {
+    for (LogSegment segment : segments.below(offset)) {
+      long base = segment.baseOffset();
       files.add(LogSegment.file(dir, base, LogSegment.LOG_SUFFIX));
       files.add(LogSegment.file(dir, base, LogSegment.INDEX_SUFFIX));
       files.add(LogSegment.file(dir, base, LogSegment.TIME_INDEX_SUFFIX));
@@ -356,9 +355,8 @@ public final class PartitionLog implements AutoCloseable {
     long upperOffset = Math.min(maxOffset, endOffset);
     try {
       if (startOffset < upperOffset) {
-        for (LogSegment segment : segments.tailMap(segments.floorKey(startOffset), true).values()) {
-          Long nextBase = segments.higherKey(segment.baseOffset());
-          long segmentEnd = nextBase == null ? endOffset : nextBase;
+        for (LogSegment segment : segments.from(startOffset)) {
+          long segmentEnd = segments.endOffsetOf(segment, endOffset);
           long bound = upperOffset >= segmentEnd ? Long.MAX_VALUE : upperOffset;
           Optional<LogReadInfo> read = segment.read(startOffset, maxBytes, bound);
           if (read.isPresent()) {
@@ -366,7 +364,7 @@ public final class PartitionLog implements AutoCloseable {
           }
         }
       }
-      return segments.lastEntry().getValue().emptyRead(startOffset);
+      return segments.active().emptyRead(startOffset);
     } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
       throw failDirectory(e.getCause());
     } catch (KafkaException e) {
@@ -382,7 +380,7 @@ public final class PartitionLog implements AutoCloseable {
     checkOnline();
     try {
       LogSegment newest = null;
-      for (LogSegment segment : segments.values()) {
+      for (LogSegment segment : segments.all()) {
         if (newest == null || segment.maxTimestampSoFar() > newest.maxTimestampSoFar()) {
           newest = segment;
         }
@@ -402,7 +400,7 @@ public final class PartitionLog implements AutoCloseable {
   public Optional<TimestampAndOffset> offsetForTimestamp(long timestamp) {
     checkOnline();
     try {
-      for (LogSegment segment : segments.values()) {
+      for (LogSegment segment : segments.all()) {
         if (segment.maxTimestampSoFar() >= timestamp) {
           Optional<TimestampAndOffset> found =
               segment.findOffsetByTimestamp(timestamp, logStartOffset);
@@ -457,16 +455,15 @@ public final class PartitionLog implements AutoCloseable {
       }
       return false;
     }
-    if (offset <= segments.firstKey()) {
+    if (offset <= segments.firstBaseOffset()) {
       truncateFullyAndStartAt(offset);
       return true;
     }
     try {
-      for (LogSegment later : new ArrayList<>(segments.tailMap(offset, false).values())) {
-        segments.remove(later.baseOffset());
+      for (LogSegment later : segments.removeAbove(offset)) {
         later.delete();
       }
-      LogSegment active = segments.lastEntry().getValue();
+      LogSegment active = segments.active();
       active.truncateTo(offset);
       active.prepareForAppends();
       logEndOffset = active.loadTail();
@@ -490,11 +487,10 @@ public final class PartitionLog implements AutoCloseable {
   public void truncateFullyAndStartAt(long offset) {
     checkOnline();
     try {
-      for (LogSegment segment : new ArrayList<>(segments.values())) {
-        segments.remove(segment.baseOffset());
+      for (LogSegment segment : segments.removeAll()) {
         segment.delete();
       }
-      segments.put(offset, LogSegment.open(dir, offset, config, services.time().milliseconds()));
+      segments.add(LogSegment.open(dir, offset, config, services.time().milliseconds()));
       leaderEpochCache.clear();
     } catch (IOException e) {
       throw failDirectory(e);
@@ -524,9 +520,7 @@ public final class PartitionLog implements AutoCloseable {
   /** Loads the newest producer snapshot at or below the log end and replays the log after it. */
   private void rebuildProducerState() throws IOException {
     long replayFrom = producerState.loadSnapshotAtOrBelow(logEndOffset, logStartOffset);
-    Long first = segments.floorKey(replayFrom);
-    for (LogSegment segment :
-        segments.tailMap(first == null ? segments.firstKey() : first, true).values()) {
+    for (LogSegment segment : segments.from(replayFrom)) {
       segment.forEachBatchFrom(
           Math.max(replayFrom, segment.baseOffset()),
           batch -> {
@@ -580,8 +574,8 @@ public final class PartitionLog implements AutoCloseable {
     int deleted = 0;
     try {
       while (segments.size() > 1) {
-        LogSegment oldest = segments.firstEntry().getValue();
-        long nextBase = segments.higherKey(oldest.baseOffset());
+        LogSegment oldest = segments.oldest();
+        long nextBase = segments.endOffsetOf(oldest, logEndOffset);
         String reason =
             nextBase <= logStartOffset
                 ? "log start offset " + logStartOffset
@@ -597,11 +591,11 @@ public final class PartitionLog implements AutoCloseable {
         }
         LOG.info("{}: deleting segment {} for {}", topicPartition, oldest, reason);
         bytesAboveRetention -= oldest.sizeInBytes();
-        segments.remove(oldest.baseOffset());
+        segments.remove(oldest);
         oldest.delete();
         deleted++;
       }
-      logStartOffset = Math.max(logStartOffset, segments.firstKey());
+      logStartOffset = Math.max(logStartOffset, segments.firstBaseOffset());
       leaderEpochCache.truncateFromStart(logStartOffset);
     } catch (IOException e) {
       throw failDirectory(e);
@@ -626,9 +620,7 @@ public final class PartitionLog implements AutoCloseable {
     long flushedTo = logEndOffset;
     long startNanos = System.nanoTime();
     try {
-      Long from = segments.floorKey(recoveryPoint());
-      for (LogSegment segment :
-          segments.tailMap(from == null ? segments.firstKey() : from, true).values()) {
+      for (LogSegment segment : segments.from(recoveryPoint())) {
         segment.flush();
       }
     } catch (IOException e) {
@@ -708,8 +700,8 @@ public final class PartitionLog implements AutoCloseable {
     return producerState.lastOffsets();
   }
 
-  NavigableMap<Long, LogSegment> segments() {
-    return Collections.unmodifiableNavigableMap(segments);
+  LogSegments segments() {
+    return segments;
   }
 
   /**
@@ -725,7 +717,7 @@ public final class PartitionLog implements AutoCloseable {
     List<String> suffixes =
         List.of(LogSegment.LOG_SUFFIX, LogSegment.INDEX_SUFFIX, LogSegment.TIME_INDEX_SUFFIX);
     try {
-      if (segments.get(base) != original || base == segments.lastKey()) {
+      if (!segments.holds(original) || original == segments.active()) {
         for (String suffix : suffixes) {
           Files.deleteIfExists(LogSegment.file(cleanedDir, base, suffix));
         }
@@ -741,7 +733,7 @@ public final class PartitionLog implements AutoCloseable {
             StandardCopyOption.ATOMIC_MOVE,
             StandardCopyOption.REPLACE_EXISTING);
       }
-      segments.put(base, LogSegment.open(dir, base, config, services.time().milliseconds()));
+      segments.add(LogSegment.open(dir, base, config, services.time().milliseconds()));
       return true;
     } catch (IOException e) {
       throw failDirectory(e);
@@ -757,7 +749,7 @@ public final class PartitionLog implements AutoCloseable {
   }
 
   public long sizeInBytes() {
-    return segments.values().stream().mapToLong(LogSegment::sizeInBytes).sum();
+    return segments.sizeInBytes();
   }
 
   public int numberOfSegments() {
@@ -781,7 +773,7 @@ public final class PartitionLog implements AutoCloseable {
       throw failDirectory(e);
     }
     producerState.snapshot(logEndOffset);
-    for (LogSegment segment : segments.values()) {
+    for (LogSegment segment : segments.all()) {
       segment.close();
     }
   }
@@ -792,7 +784,7 @@ public final class PartitionLog implements AutoCloseable {
    */
   void markOffline() {
     offline = true;
-    segments.values().forEach(LogSegment::closeHandlers);
+    segments.closeHandlers();
   }
 
   /**
@@ -835,10 +827,9 @@ public final class PartitionLog implements AutoCloseable {
   /** Deletes the log's directory and everything in it; the log must not be used afterwards. */
   void delete() throws IOException {
     partitionMetadata.discard();
-    for (LogSegment segment : segments.values()) {
+    for (LogSegment segment : segments.removeAll()) {
       segment.delete();
     }
-    segments.clear();
     Utils.delete(dir.toFile());
   }
 
