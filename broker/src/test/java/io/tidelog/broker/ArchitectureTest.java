@@ -158,4 +158,22 @@ class ArchitectureTest {
           .because(
               "what two APIs share (topic creation, say) has one owner below protocol, which each"
                   + " handler calls");
+
+  @ArchTest
+  static final ArchRule aReplicaFetcherSeesItsPartitionsThroughOneInterface =
+      noClasses()
+          .that()
+          .haveFullyQualifiedName("io.tidelog.broker.replica.ReplicaFetcher")
+          .should()
+          .dependOnClassesThat()
+          .haveFullyQualifiedName("io.tidelog.broker.replica.ReplicaManager")
+          .orShould()
+          .dependOnClassesThat()
+          .haveFullyQualifiedName("io.tidelog.broker.replica.ReplicaFetchers")
+          .orShould()
+          .dependOnClassesThat()
+          .resideInAnyPackage("io.tidelog.broker.cluster..", "io.tidelog.broker.network..")
+          .because(
+              "a fetcher reaches its leader through LeaderEndpoint and its partitions through"
+                  + " FollowedPartitions, as Kafka's fetcher thread and RemoteLeaderEndPoint");
 }

@@ -459,8 +459,8 @@ final class Partition {
   }
 
   /** Where this follower fetches from next: its log end, with the epoch it ends in. */
-  ReplicaFetcher.FetchPosition fetchPosition() {
-    return new ReplicaFetcher.FetchPosition(
+  FetchPosition fetchPosition() {
+    return new FetchPosition(
         leaderEpoch(), log.logEndOffset(), log.latestEpoch(), log.logStartOffset());
   }
 

@@ -1,8 +1,6 @@
 package io.tidelog.broker.replica;
 
-import io.tidelog.broker.cluster.BrokerInfo;
 import io.tidelog.broker.log.EpochEndOffset;
-import io.tidelog.broker.network.PeerConnection;
 import io.vertx.core.Context;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -13,46 +11,42 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.LeaderNotAvailableException;
 import org.apache.kafka.common.message.FetchResponseData.PartitionData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
-import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Fetches every partition this broker follows from one leader, as Kafka's replica fetcher does: a
- * loop of Fetch requests (v12) carrying this broker's replica id, each partition's fetch offset
- * (its LEO), current leader epoch and last fetched epoch, so that the leader can report a diverging
- * epoch. Each response is applied on the partitions' shards before the next request; the leader's
- * long poll ({@code replica.fetch.wait.max.ms}) paces the loop when idle.
+ * loop of Fetch requests to its {@link LeaderEndpoint}, carrying each partition's fetch offset (its
+ * LEO), current leader epoch and last fetched epoch, so that the leader can report a diverging
+ * epoch. Each response is applied to the {@link FollowedPartitions}, on the partitions' shards,
+ * before the next request; the leader's long poll ({@code replica.fetch.wait.max.ms}) paces the
+ * loop when idle.
  */
 final class ReplicaFetcher {
-  static final short FETCH_VERSION = 12;
   private static final int BACKOFF_MS = 500;
-  private static final int CONNECT_TIMEOUT_MS = 5_000;
   private static final Logger LOG = LoggerFactory.getLogger(ReplicaFetcher.class);
 
-  /** Where a follower fetches a partition from. */
-  record FetchPosition(
-      int leaderEpoch, long fetchOffset, int lastFetchedEpoch, long logStartOffset) {}
-
   private final int leaderId;
-  private final ReplicaFetchers owner;
+  private final LeaderEndpoint leader;
+  private final FollowedPartitions followed;
   private final Set<TopicPartition> partitions = ConcurrentHashMap.newKeySet();
 
-  /** The event-loop context the fetch loop and its connection state live on. */
+  /** The event-loop context the fetch loop and its leader's connection live on. */
   private final Context context;
 
-  private PeerConnection connection;
   private volatile boolean running;
 
-  ReplicaFetcher(int leaderId, ReplicaFetchers owner) {
+  ReplicaFetcher(
+      int leaderId, Context context, LeaderEndpoint leader, FollowedPartitions followed) {
     this.leaderId = leaderId;
-    this.owner = owner;
-    this.context = owner.vertx().getOrCreateContext();
+    this.context = context;
+    this.leader = leader;
+    this.followed = followed;
   }
 
   void add(TopicPartition tp) {
@@ -75,21 +69,18 @@ final class ReplicaFetcher {
   }
 
   private void later() {
-    context.runOnContext(v -> owner.vertx().setTimer(BACKOFF_MS, id -> round()));
+    context.runOnContext(v -> context.owner().setTimer(BACKOFF_MS, id -> round()));
   }
 
   private void round() {
     if (!running) {
-      if (connection != null) {
-        connection.close();
-        connection = null;
-      }
+      leader.close();
       return;
     }
     Map<TopicPartition, CompletableFuture<Optional<FetchPosition>>> positions =
         new LinkedHashMap<>();
     for (TopicPartition tp : partitions) {
-      positions.put(tp, owner.replicas().fetchPosition(tp, leaderId));
+      positions.put(tp, followed.fetchPosition(tp, leaderId));
     }
     if (positions.isEmpty()) {
       later();
@@ -116,61 +107,16 @@ final class ReplicaFetcher {
   }
 
   private void fetch(Map<TopicPartition, FetchPosition> positions) {
-    if (connection == null) {
-      BrokerInfo broker = owner.metadata().image().brokers().get(leaderId);
-      BrokerInfo.Endpoint leader =
-          broker == null ? null : broker.endpoint(owner.listener().name()).orElse(null);
-      if (leader == null) {
-        later();
-        return;
-      }
-      PeerConnection.connect(
-              owner.vertx(),
-              owner.listener(),
-              leader.host(),
-              leader.port(),
-              "tidelog-replica-fetcher-" + owner.localId(),
-              CONNECT_TIMEOUT_MS,
-              owner.responseMaxBytes() + (1 << 20))
-          .onSuccess(
-              c -> {
-                connection = c;
-                fetch(positions);
-              })
-          .onFailure(
-              e -> {
-                LOG.warn("Connecting to leader {} failed: {}", leaderId, e.getMessage());
-                later();
-              });
-      return;
-    }
-    Map<TopicPartition, FetchRequest.PartitionData> data = new LinkedHashMap<>();
-    positions.forEach(
-        (tp, p) ->
-            data.put(
-                tp,
-                new FetchRequest.PartitionData(
-                    Uuid.ZERO_UUID,
-                    p.fetchOffset(),
-                    p.logStartOffset(),
-                    owner.partitionMaxBytes(),
-                    Optional.of(p.leaderEpoch()),
-                    p.lastFetchedEpoch() < 0
-                        ? Optional.empty()
-                        : Optional.of(p.lastFetchedEpoch()))));
-    FetchRequest request =
-        FetchRequest.Builder.forReplica(
-                FETCH_VERSION, owner.localId(), -1L, owner.maxWaitMs(), 1, data)
-            .setMaxBytes(owner.responseMaxBytes())
-            .build(FETCH_VERSION);
-    connection
-        .send(request)
-        .onSuccess(response -> apply((FetchResponse) response, positions))
+    leader
+        .fetch(positions)
+        .onSuccess(response -> apply(response, positions))
         .onFailure(
             e -> {
-              LOG.warn("Fetching from leader {} failed: {}", leaderId, e.getMessage());
-              connection.close();
-              connection = null;
+              if (e instanceof LeaderNotAvailableException) {
+                LOG.debug("Not fetching: {}", e.getMessage());
+              } else {
+                LOG.warn("Fetching from leader {} failed: {}", leaderId, e.getMessage());
+              }
               later();
             });
   }
@@ -179,7 +125,7 @@ final class ReplicaFetcher {
     List<CompletableFuture<Void>> applied = new ArrayList<>();
     boolean[] progressed = {false};
     response
-        .responseData(Map.of(), FETCH_VERSION)
+        .responseData(Map.of(), LeaderEndpoint.FETCH_VERSION)
         .forEach(
             (tp, data) -> {
               FetchPosition position = positions.get(tp);
@@ -212,21 +158,17 @@ final class ReplicaFetcher {
                 ? null
                 : new EpochEndOffset(
                     data.divergingEpoch().epoch(), data.divergingEpoch().endOffset());
-        return owner
-            .replicas()
-            .onFetched(
-                tp,
-                position,
-                diverging,
-                (MemoryRecords) data.records(),
-                data.highWatermark(),
-                data.logStartOffset());
+        return followed.onFetched(
+            tp,
+            position,
+            diverging,
+            (MemoryRecords) data.records(),
+            data.highWatermark(),
+            data.logStartOffset());
       }
       case OFFSET_OUT_OF_RANGE -> {
         progressed[0] = true;
-        return owner
-            .replicas()
-            .onOutOfRange(tp, position, data.logStartOffset(), data.highWatermark());
+        return followed.onOutOfRange(tp, position, data.logStartOffset(), data.highWatermark());
       }
       default -> {
         LOG.debug("{}: leader {} answered {}", tp, leaderId, error);

@@ -16,10 +16,8 @@ public final class ReplicaFetchers implements AutoCloseable {
   private final Vertx vertx;
   private final PeerListener listener;
   private final MetadataStore metadata;
-  private final ReplicaManager replicas;
-  private final int maxWaitMs;
-  private final int partitionMaxBytes;
-  private final int responseMaxBytes;
+  private final FollowedPartitions followed;
+  private final FetchSettings settings;
   private final Map<Integer, ReplicaFetcher> byLeader = new HashMap<>();
 
   public ReplicaFetchers(
@@ -33,17 +31,21 @@ public final class ReplicaFetchers implements AutoCloseable {
     this.vertx = vertx;
     this.listener = listener;
     this.metadata = metadata;
-    this.replicas = replicas;
-    this.maxWaitMs = maxWaitMs;
-    this.partitionMaxBytes = partitionMaxBytes;
-    this.responseMaxBytes = responseMaxBytes;
+    this.followed = replicas;
+    this.settings =
+        new FetchSettings(replicas.localId(), maxWaitMs, partitionMaxBytes, responseMaxBytes);
   }
 
   synchronized void follow(TopicPartition tp, int leaderId) {
     ReplicaFetcher fetcher = byLeader.get(leaderId);
     if (fetcher == null) {
       // Started with its first partition, so that its first round fetches it
-      fetcher = new ReplicaFetcher(leaderId, this);
+      fetcher =
+          new ReplicaFetcher(
+              leaderId,
+              vertx.getOrCreateContext(),
+              new LeaderEndpoint(leaderId, vertx, listener, metadata, settings),
+              followed);
       fetcher.add(tp);
       fetcher.start();
       byLeader.put(leaderId, fetcher);
@@ -63,38 +65,6 @@ public final class ReplicaFetchers implements AutoCloseable {
               }
               return empty;
             });
-  }
-
-  PeerListener listener() {
-    return listener;
-  }
-
-  Vertx vertx() {
-    return vertx;
-  }
-
-  MetadataStore metadata() {
-    return metadata;
-  }
-
-  ReplicaManager replicas() {
-    return replicas;
-  }
-
-  int localId() {
-    return replicas.localId();
-  }
-
-  int maxWaitMs() {
-    return maxWaitMs;
-  }
-
-  int partitionMaxBytes() {
-    return partitionMaxBytes;
-  }
-
-  int responseMaxBytes() {
-    return responseMaxBytes;
   }
 
   @Override

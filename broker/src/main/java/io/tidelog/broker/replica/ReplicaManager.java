@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * ReplicaFetchers}. Leaders check their ISR every half {@code replica.lag.time.max.ms}, and after
  * each follower fetch, and write changes to etcd as compare-and-swaps.
  */
-public final class ReplicaManager implements AutoCloseable {
+public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicaManager.class);
 
   private final int localId;
@@ -491,9 +491,8 @@ public final class ReplicaManager implements AutoCloseable {
         });
   }
 
-  /** Where a follower fetches {@code tp} from next, or empty if it no longer follows. */
-  CompletableFuture<Optional<ReplicaFetcher.FetchPosition>> fetchPosition(
-      TopicPartition tp, int leaderId) {
+  @Override
+  public CompletableFuture<Optional<FetchPosition>> fetchPosition(TopicPartition tp, int leaderId) {
     return onPartition(
         tp,
         p ->
@@ -502,10 +501,10 @@ public final class ReplicaManager implements AutoCloseable {
                 : Optional.of(p.fetchPosition()));
   }
 
-  /** Applies what a follower fetched at {@code position}. */
-  CompletableFuture<Void> onFetched(
+  @Override
+  public CompletableFuture<Void> onFetched(
       TopicPartition tp,
-      ReplicaFetcher.FetchPosition position,
+      FetchPosition position,
       EpochEndOffset diverging,
       MemoryRecords records,
       long leaderHighWatermark,
@@ -524,9 +523,10 @@ public final class ReplicaManager implements AutoCloseable {
         });
   }
 
-  CompletableFuture<Void> onOutOfRange(
+  @Override
+  public CompletableFuture<Void> onOutOfRange(
       TopicPartition tp,
-      ReplicaFetcher.FetchPosition position,
+      FetchPosition position,
       long leaderLogStartOffset,
       long leaderHighWatermark) {
     return onPartition(

@@ -1,0 +1,106 @@
+package io.tidelog.broker.replica;
+
+import io.tidelog.broker.cluster.BrokerInfo;
+import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.network.PeerConnection;
+import io.tidelog.broker.network.PeerListener;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.LeaderNotAvailableException;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+
+/**
+ * One leader as its follower reaches it, as Kafka's {@code RemoteLeaderEndPoint}: connects on first
+ * use to the leader's endpoint on the inter-broker listener, sends Fetch requests (v12) built from
+ * the partitions' positions, and drops the connection when a request fails, to connect again on the
+ * next. Used only on its {@link ReplicaFetcher}'s context.
+ */
+final class LeaderEndpoint {
+  static final short FETCH_VERSION = 12;
+  private static final int CONNECT_TIMEOUT_MS = 5_000;
+
+  private final int leaderId;
+  private final Vertx vertx;
+  private final PeerListener listener;
+  private final MetadataStore metadata;
+  private final FetchSettings settings;
+  private PeerConnection connection;
+
+  LeaderEndpoint(
+      int leaderId,
+      Vertx vertx,
+      PeerListener listener,
+      MetadataStore metadata,
+      FetchSettings settings) {
+    this.leaderId = leaderId;
+    this.vertx = vertx;
+    this.listener = listener;
+    this.metadata = metadata;
+    this.settings = settings;
+  }
+
+  /**
+   * Fetches every partition in {@code positions} from where it stands.
+   *
+   * @return the response, or a failure: {@link LeaderNotAvailableException} while the leader has no
+   *     endpoint on the listener, or the connection's error
+   */
+  Future<FetchResponse> fetch(Map<TopicPartition, FetchPosition> positions) {
+    if (connection == null) {
+      BrokerInfo broker = metadata.image().brokers().get(leaderId);
+      BrokerInfo.Endpoint endpoint =
+          broker == null ? null : broker.endpoint(listener.name()).orElse(null);
+      if (endpoint == null) {
+        return Future.failedFuture(
+            new LeaderNotAvailableException(
+                "Broker " + leaderId + " has no endpoint on listener " + listener.name()));
+      }
+      return PeerConnection.connect(
+              vertx,
+              listener,
+              endpoint.host(),
+              endpoint.port(),
+              "tidelog-replica-fetcher-" + settings.replicaId(),
+              CONNECT_TIMEOUT_MS,
+              settings.responseMaxBytes() + (1 << 20))
+          .compose(
+              c -> {
+                connection = c;
+                return fetch(positions);
+              });
+    }
+    Map<TopicPartition, FetchRequest.PartitionData> data = new LinkedHashMap<>();
+    positions.forEach(
+        (tp, p) ->
+            data.put(
+                tp,
+                new FetchRequest.PartitionData(
+                    Uuid.ZERO_UUID,
+                    p.fetchOffset(),
+                    p.logStartOffset(),
+                    settings.partitionMaxBytes(),
+                    Optional.of(p.leaderEpoch()),
+                    p.lastFetchedEpoch() < 0
+                        ? Optional.empty()
+                        : Optional.of(p.lastFetchedEpoch()))));
+    FetchRequest request =
+        FetchRequest.Builder.forReplica(
+                FETCH_VERSION, settings.replicaId(), -1L, settings.maxWaitMs(), 1, data)
+            .setMaxBytes(settings.responseMaxBytes())
+            .build(FETCH_VERSION);
+    return connection.send(request).map(FetchResponse.class::cast).onFailure(e -> close());
+  }
+
+  void close() {
+    if (connection != null) {
+      connection.close();
+      connection = null;
+    }
+  }
+}
