@@ -490,6 +490,11 @@ public final class Broker implements AutoCloseable {
     Listeners listeners = config.listeners();
     for (Listener bound : listeners.bound()) {
       SslEngineSource tls = security.get(bound.name()).sslEngines();
+      if (tls != null) {
+        dynamicConfig.addValidator(next -> tls.validateReconfiguration(next.security(bound)));
+        dynamicConfig.addListener(
+            next -> vertx.executeBlocking(() -> tls.reconfigure(next.security(bound)), false));
+      }
       await(
           server.listen(
               bound.listenerName(),

@@ -29,6 +29,8 @@ import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -37,8 +39,10 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -55,7 +59,9 @@ import org.junit.jupiter.api.io.TempDir;
  * listener names the SSL endpoints, a client certificate of another authority and a client without
  * one are refused and counted while the broker serves everyone else, and the broker's keystore is
  * replaced twice under a producer and a consumer running on the SASL_SSL listener, which see no
- * error while both TLS listeners move to each new certificate.
+ * error while both TLS listeners move to each new certificate. kafka-configs moves one listener to
+ * another keystore file at run time, as in Kafka, and Kafka's checks refuse a certificate of
+ * another name and the changes Kafka refuses.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TlsIT {
@@ -66,6 +72,7 @@ class TlsIT {
   static Path clientKeystore;
   static int sslPort;
   static int saslSslPort;
+  static int plainPort;
   static TestBroker broker;
   static Map<String, String> config;
 
@@ -109,7 +116,7 @@ class TlsIT {
     clientKeystore = ca.issue("alice").writeKeystore(dir.resolve("alice.p12"));
     sslPort = EtcdServer.freePort();
     saslSslPort = EtcdServer.freePort();
-    int plainPort = EtcdServer.freePort();
+    plainPort = EtcdServer.freePort();
     config = new HashMap<>();
     config.put(
         "listeners",
@@ -320,6 +327,119 @@ class TlsIT {
     await().atMost(Duration.ofMinutes(1)).until(() -> endOffset(topic) == acked.get());
   }
 
+  @Test
+  void kafkaConfigsMovesOneListenerToAnotherKeystoreAndKafkasChecksRefuseTheRest()
+      throws Exception {
+    X509Certificate before = servedCertificate(sslPort);
+    BigInteger otherListener = servedSerial(saslSslPort);
+    String commonName =
+        new javax.naming.ldap.LdapName(before.getSubjectX500Principal().getName())
+            .getRdns().stream()
+                .filter(rdn -> rdn.getType().equals("CN"))
+                .map(rdn -> rdn.getValue().toString())
+                .findFirst()
+                .orElseThrow();
+    TestCertificates.Issued renewed = ca.issue(commonName);
+    Path renewedKeystore = renewed.writeKeystore(dir.resolve("renewed.p12"));
+    ConfigResource broker0 = new ConfigResource(ConfigResource.Type.BROKER, "0");
+    String key = "listener.name.ssl.ssl.keystore.location";
+    try (Admin admin = Admin.create(ssl(clientKeystore, truststore))) {
+      try {
+        ApacheKafka.ToolRun alter =
+            ApacheKafka.tool(
+                "",
+                "kafka.admin.ConfigCommand",
+                "--bootstrap-server",
+                "127.0.0.1:" + plainPort,
+                "--entity-type",
+                "brokers",
+                "--entity-name",
+                "0",
+                "--alter",
+                "--add-config",
+                key + "=" + renewedKeystore);
+        assertThat(alter.exitStatus()).as(alter.output()).isZero();
+        await()
+            .atMost(Duration.ofMinutes(1))
+            .until(() -> servedSerial(sslPort).equals(renewed.certificate().getSerialNumber()));
+        assertThat(servedSerial(saslSslPort))
+            .as("the other listener keeps its keystore")
+            .isEqualTo(otherListener);
+        ConfigEntry entry =
+            admin.describeConfigs(List.of(broker0)).all().get().get(broker0).get(key);
+        assertThat(entry.value()).isEqualTo(renewedKeystore.toString());
+        assertThat(entry.source()).isEqualTo(ConfigEntry.ConfigSource.DYNAMIC_BROKER_CONFIG);
+        assertThat(entry.isReadOnly()).isFalse();
+
+        Path renamed = ca.issue(commonName + "-renamed").writeKeystore(dir.resolve("renamed.p12"));
+        Path missing = dir.resolve("no-such-keystore.p12");
+        // each refused change: key, value, and what Kafka's message says
+        for (List<String> refused :
+            List.of(
+                List.of(key, renamed.toString(), "DistinguishedName does not match"),
+                List.of(key, missing.toString(), "no-such-keystore.p12"),
+                List.of(
+                    "ssl.keystore.location",
+                    renewedKeystore.toString(),
+                    "only per-listener using the listener prefix"),
+                List.of(
+                    "listener.name.ssl.ssl.cipher.suites",
+                    "TLS_AES_128_GCM_SHA256",
+                    "cannot be updated dynamically for existing listener"))) {
+          ExecutionException e =
+              assertThrows(
+                  ExecutionException.class,
+                  () ->
+                      admin
+                          .incrementalAlterConfigs(
+                              Map.of(
+                                  broker0,
+                                  List.of(
+                                      new AlterConfigOp(
+                                          new ConfigEntry(refused.get(0), refused.get(1)),
+                                          AlterConfigOp.OpType.SET))))
+                          .all()
+                          .get());
+          assertThat(e.getCause())
+              .as(refused.toString())
+              .isInstanceOf(InvalidRequestException.class)
+              .hasMessageContaining(refused.get(2));
+        }
+        ExecutionException atDefault =
+            assertThrows(
+                ExecutionException.class,
+                () ->
+                    admin
+                        .incrementalAlterConfigs(
+                            Map.of(
+                                new ConfigResource(ConfigResource.Type.BROKER, ""),
+                                List.of(
+                                    new AlterConfigOp(
+                                        new ConfigEntry(key, renewedKeystore.toString()),
+                                        AlterConfigOp.OpType.SET))))
+                        .all()
+                        .get());
+        assertThat(atDefault.getCause())
+            .isInstanceOf(InvalidRequestException.class)
+            .hasMessageContaining("broker id must be specified");
+        assertThat(servedSerial(sslPort)).isEqualTo(renewed.certificate().getSerialNumber());
+      } finally {
+        admin
+            .incrementalAlterConfigs(
+                Map.of(
+                    broker0,
+                    List.of(
+                        new AlterConfigOp(
+                            new ConfigEntry(key, null), AlterConfigOp.OpType.DELETE))))
+            .all()
+            .get();
+      }
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .until(() -> servedSerial(sslPort).equals(servedSerial(saslSslPort)));
+    }
+  }
+
   private static long endOffset(String topic) throws Exception {
     try (KafkaConsumer<byte[], byte[]> consumer = consumer(ssl(clientKeystore, truststore))) {
       org.apache.kafka.common.TopicPartition tp =
@@ -330,7 +450,11 @@ class TlsIT {
 
   /** The serial number of the certificate a new TLS connection to {@code port} is shown. */
   private static BigInteger servedSerial(int port) throws Exception {
-    return ((X509Certificate) served(port).getPeerCertificates()[0]).getSerialNumber();
+    return servedCertificate(port).getSerialNumber();
+  }
+
+  private static X509Certificate servedCertificate(int port) throws Exception {
+    return (X509Certificate) served(port).getPeerCertificates()[0];
   }
 
   /** The session a new TLS connection to {@code port} gets. */

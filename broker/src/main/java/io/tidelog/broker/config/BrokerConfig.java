@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
 import org.apache.kafka.common.config.types.Password;
@@ -647,11 +648,28 @@ public final class BrokerConfig {
     Map<String, String> merged = new HashMap<>(raw);
     dynamic.forEach(
         (key, value) -> {
-          if (CONFIG_DEF.names().contains(key)) {
+          if (isKnown(key)) {
             merged.put(key, value);
           }
         });
     return parse(merged);
+  }
+
+  /**
+   * The configs with {@code listener}'s prefix that it takes only when it starts: all but its
+   * keystore and truststore ({@link SslConfigs#RECONFIGURABLE_CONFIGS}).
+   */
+  Map<String, String> startOnlySecurityConfigs(Listener listener) {
+    String prefix = listener.listenerName().configPrefix();
+    Map<String, String> startOnly = new HashMap<>();
+    raw.forEach(
+        (key, value) -> {
+          if (key.startsWith(prefix)
+              && !SslConfigs.RECONFIGURABLE_CONFIGS.contains(key.substring(prefix.length()))) {
+            startOnly.put(key, value);
+          }
+        });
+    return startOnly;
   }
 
   /** Whether {@code key} is a broker config Tidelog knows, listener-prefixed or not. */

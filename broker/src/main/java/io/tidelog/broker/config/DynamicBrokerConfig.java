@@ -8,6 +8,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,10 +20,13 @@ import org.slf4j.LoggerFactory;
  * listens for new configs ({@link #addListener}).
  *
  * <p>A key is dynamic when Kafka 4.1 updates it without a restart and Tidelog applies it live
- * ({@link #DYNAMIC}); AdminDifferentialIT checks each against Kafka. Kafka's dynamic listener, SSL
- * and SASL configs and {@code num.io.threads} are read-only here: adding a listener or resizing the
- * storage shards needs a restart, and certificate files are reloaded when they change on disk
- * instead.
+ * ({@link #isDynamic}); AdminDifferentialIT checks each against Kafka. As in Kafka, a listener's
+ * keystore and truststore ({@link SslConfigs#RECONFIGURABLE_CONFIGS}) change per broker and with
+ * the listener's prefix only, after a check that the new ones load and keep the certificate's
+ * names; a listener's other security configs cannot change while it exists. Unlike Kafka, {@code
+ * listeners}, {@code advertised.listeners}, {@code listener.security.protocol.map} and {@code
+ * num.io.threads} need a restart: a listener is added by rolling the brokers, and {@code
+ * num.io.threads} sizes the storage shards that own the partitions.
  */
 public final class DynamicBrokerConfig {
   private static final Logger LOG = LoggerFactory.getLogger(DynamicBrokerConfig.class);
@@ -64,6 +68,7 @@ public final class DynamicBrokerConfig {
   private final BrokerConfig staticConfig;
   private final String nodeId;
   private final List<Consumer<BrokerConfig>> listeners = new CopyOnWriteArrayList<>();
+  private final List<Consumer<BrokerConfig>> validators = new CopyOnWriteArrayList<>();
   private Map<String, String> clusterDefault = Map.of();
   private Map<String, String> own = Map.of();
   private volatile BrokerConfig current;
@@ -101,6 +106,24 @@ public final class DynamicBrokerConfig {
   /** Tells {@code listener} every config the broker runs with from now on, as it comes. */
   public void addListener(Consumer<BrokerConfig> listener) {
     listeners.add(listener);
+  }
+
+  /**
+   * Asks {@code validator} to check each config this broker would run with after a change to its
+   * own dynamic configs, before the change is stored; it refuses one by throwing {@link
+   * ConfigException}, as Kafka's reconfigurables do.
+   */
+  public void addValidator(Consumer<BrokerConfig> validator) {
+    validators.add(validator);
+  }
+
+  /**
+   * Whether {@code key} changes without a restart: one of {@link #DYNAMIC}, or a keystore or
+   * truststore config, which Kafka takes only with a listener's prefix.
+   */
+  public static boolean isDynamic(String key) {
+    return DYNAMIC.contains(key)
+        || SslConfigs.RECONFIGURABLE_CONFIGS.contains(SecurityConfigs.unprefixed(key));
   }
 
   /**
@@ -145,23 +168,58 @@ public final class DynamicBrokerConfig {
    */
   public void validate(String entity, Map<String, String> configs) {
     Set<String> readOnly = new TreeSet<>();
+    Set<String> unprefixed = new TreeSet<>();
+    Set<String> prefixed = new TreeSet<>();
     for (String key : configs.keySet()) {
-      if (BrokerConfig.isKnown(key) && !DYNAMIC.contains(key)) {
+      if (SecurityConfigs.isListenerKey(key)) {
+        prefixed.add(key);
+      } else if (SslConfigs.RECONFIGURABLE_CONFIGS.contains(key)) {
+        unprefixed.add(key);
+      } else if (BrokerConfig.isKnown(key) && !DYNAMIC.contains(key)) {
         readOnly.add(key);
       }
     }
-    if (!readOnly.isEmpty()) {
-      throw new InvalidRequestException(
-          "Cannot update these configs dynamically: Set(" + String.join(", ", readOnly) + ")");
-    }
+    refuse(readOnly, "Cannot update these configs dynamically");
+    refuse(
+        unprefixed,
+        "These security configs can be dynamically updated only per-listener using the listener"
+            + " prefix");
     Map<String, String> layers;
     synchronized (this) {
       layers = entity.isEmpty() ? merged(configs, own) : merged(clusterDefault, configs);
     }
+    BrokerConfig next;
     try {
-      staticConfig.withDynamic(layers);
+      next = staticConfig.withDynamic(layers);
     } catch (ConfigException e) {
       throw new InvalidRequestException(e.getMessage());
+    }
+    if (entity.isEmpty()) {
+      refuse(
+          prefixed,
+          "Cannot update these configs at default cluster level, broker id must be specified");
+    } else if (entity.equals(nodeId)) {
+      for (Listener listener : staticConfig.listeners().bound()) {
+        if (!next.startOnlySecurityConfigs(listener)
+            .equals(current.startOnlySecurityConfigs(listener))) {
+          throw new InvalidRequestException(
+              "Configs cannot be updated dynamically for existing listener "
+                  + listener.listenerName()
+                  + ", restart broker or create a new listener for update");
+        }
+      }
+      try {
+        validators.forEach(v -> v.accept(next));
+      } catch (ConfigException e) {
+        throw new InvalidRequestException(e.getMessage());
+      }
+    }
+  }
+
+  /** Refuses a change that sets any of {@code keys}, with Kafka's {@code message}. */
+  private static void refuse(Set<String> keys, String message) {
+    if (!keys.isEmpty()) {
+      throw new InvalidRequestException(message + ": Set(" + String.join(", ", keys) + ")");
     }
   }
 

@@ -27,6 +27,8 @@ public final class SecurityConfigs {
       Set.of(
           BrokerSecurityConfigs.SSL_CLIENT_AUTH_CONFIG,
           BrokerSecurityConfigs.SSL_PRINCIPAL_MAPPING_RULES_CONFIG,
+          BrokerSecurityConfigs.SSL_ALLOW_DN_CHANGES_CONFIG,
+          BrokerSecurityConfigs.SSL_ALLOW_SAN_CHANGES_CONFIG,
           BrokerSecurityConfigs.SASL_ENABLED_MECHANISMS_CONFIG,
           BrokerSecurityConfigs.SASL_MECHANISM_INTER_BROKER_PROTOCOL_CONFIG,
           BrokerSecurityConfigs.CONNECTIONS_MAX_REAUTH_MS_CONFIG,

@@ -324,7 +324,7 @@ public final class ConfigsHandler {
         key,
         synonyms,
         known ? BrokerConfig.typeOf(key) : ConfigDef.Type.PASSWORD,
-        !DynamicBrokerConfig.DYNAMIC.contains(key),
+        !DynamicBrokerConfig.isDynamic(key),
         !known || BrokerConfig.isSensitive(key),
         known ? BrokerConfig.documentationOf(key) : null);
   }

@@ -8,9 +8,13 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import javax.net.ssl.SSLEngine;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SslConfigs;
+import org.apache.kafka.common.network.ConnectionMode;
 import org.apache.kafka.common.security.auth.SslEngineFactory;
 import org.apache.kafka.common.security.ssl.DefaultSslEngineFactory;
+import org.apache.kafka.common.security.ssl.SslFactory;
 import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,14 +31,17 @@ import org.slf4j.LoggerFactory;
  * connections keep theirs, so none is dropped. Kubernetes updates a mounted Secret in place, so
  * rotating a certificate needs no restart and no AlterConfigs call (Kafka needs one). A file that
  * does not load (say, caught half written) leaves the current factory serving and is tried again at
- * the next check.
+ * the next check. A dynamic change of the listener's keystore or truststore configs ({@code
+ * kafka-configs --alter --add-config listener.name.<l>.ssl.keystore.location=...}) is checked with
+ * {@link #validateReconfiguration} and taken with {@link #reconfigure}, as Kafka does.
  *
- * <p>Thread-safe: engines are handed out from a volatile factory; reloads run on one thread.
+ * <p>Thread-safe: engines are handed out from a volatile factory; reloads and reconfigurations are
+ * serialized.
  */
 public final class SslEngineSource {
   private static final Logger LOG = LoggerFactory.getLogger(SslEngineSource.class);
   private final String listener;
-  private final Map<String, Object> configs;
+  private volatile Map<String, Object> configs;
   private volatile SslEngineFactory factory;
   private Map<String, byte[]> loaded;
 
@@ -43,9 +50,9 @@ public final class SslEngineSource {
    */
   public SslEngineSource(String listener, Map<String, ?> configs) {
     this.listener = listener;
-    this.configs = new HashMap<>(configs);
-    this.loaded = readFiles();
-    this.factory = build();
+    this.configs = Map.copyOf(withoutNulls(configs));
+    this.loaded = readFiles(this.configs);
+    this.factory = build(this.configs);
   }
 
   /** A new engine for an accepted connection. */
@@ -69,13 +76,13 @@ public final class SslEngineSource {
    * @return whether new connections now get engines of new files
    */
   public synchronized boolean maybeReload() {
-    Map<String, byte[]> now = readFiles();
+    Map<String, byte[]> now = readFiles(configs);
     if (sameFiles(now, loaded)) {
       return false;
     }
     SslEngineFactory rebuilt;
     try {
-      rebuilt = build();
+      rebuilt = build(configs);
     } catch (RuntimeException e) {
       LOG.warn(
           "Listener {}: the changed keystore or truststore does not load, so the current one"
@@ -92,7 +99,85 @@ public final class SslEngineSource {
     return true;
   }
 
-  private SslEngineFactory build() {
+  /**
+   * Checks, with Kafka's own {@code SslFactory}, that this listener could take the keystore and
+   * truststore of {@code next} (the listener's security configs after a dynamic change): they load,
+   * none is added or removed, and the certificate keeps its subject and alternative names unless
+   * {@code ssl.allow.dn.changes} or {@code ssl.allow.san.changes} allow it.
+   *
+   * @throws ConfigException with Kafka's message when it could not
+   */
+  public void validateReconfiguration(Map<String, ?> next) {
+    Map<String, Object> changed = withReconfigurable(next);
+    if (changed.equals(configs)) {
+      return;
+    }
+    try (SslFactory check = new SslFactory(ConnectionMode.SERVER)) {
+      check.configure(configs);
+      check.validateReconfiguration(changed);
+    } catch (KafkaException e) {
+      throw new ConfigException(e.getMessage());
+    }
+  }
+
+  /**
+   * Takes the keystore and truststore configs of {@code next}, once {@link
+   * #validateReconfiguration} passed them: later connections get engines of the new stores, as
+   * after a file change. Stores that no longer load leave the current ones serving.
+   *
+   * @return whether the stores changed
+   */
+  public synchronized boolean reconfigure(Map<String, ?> next) {
+    Map<String, Object> changed = withReconfigurable(next);
+    if (changed.equals(configs)) {
+      return false;
+    }
+    SslEngineFactory rebuilt;
+    try {
+      rebuilt = build(changed);
+    } catch (RuntimeException e) {
+      LOG.warn(
+          "Listener {}: the new keystore or truststore configs do not load, so the current ones"
+              + " stay: {}",
+          listener,
+          e.getMessage());
+      return false;
+    }
+    SslEngineFactory previous = factory;
+    configs = changed;
+    factory = rebuilt;
+    loaded = readFiles(changed);
+    Utils.closeQuietly(previous, "the replaced TLS engine factory");
+    LOG.info("Listener {}: new connections get the reconfigured keystore and truststore", listener);
+    return true;
+  }
+
+  /** The current configs with the keystore and truststore configs of {@code next}. */
+  private Map<String, Object> withReconfigurable(Map<String, ?> next) {
+    Map<String, Object> changed = new HashMap<>(configs);
+    for (String key : SslConfigs.RECONFIGURABLE_CONFIGS) {
+      Object value = next.get(key);
+      if (value == null) {
+        changed.remove(key);
+      } else {
+        changed.put(key, value);
+      }
+    }
+    return Map.copyOf(changed);
+  }
+
+  private static Map<String, Object> withoutNulls(Map<String, ?> configs) {
+    Map<String, Object> present = new HashMap<>();
+    configs.forEach(
+        (key, value) -> {
+          if (value != null) {
+            present.put(key, value);
+          }
+        });
+    return present;
+  }
+
+  private static SslEngineFactory build(Map<String, Object> configs) {
     Class<?> type = (Class<?>) configs.get(SslConfigs.SSL_ENGINE_FACTORY_CLASS_CONFIG);
     SslEngineFactory built =
         type == null
@@ -102,7 +187,7 @@ public final class SslEngineSource {
     return built;
   }
 
-  private Map<String, byte[]> readFiles() {
+  private Map<String, byte[]> readFiles(Map<String, Object> configs) {
     Map<String, byte[]> files = new HashMap<>();
     for (String key :
         new String[] {
