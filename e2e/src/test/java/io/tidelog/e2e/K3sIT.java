@@ -32,8 +32,9 @@ import org.testcontainers.utility.MountableFile;
  * The whole path on a real Kubernetes, k3s in Docker: the images built from the Dockerfile, the
  * operator installed with the Helm chart (so its RBAC is the chart's, enforced), a Cluster with a
  * managed etcd, a Topic, and kcat producing and consuming through the bootstrap Service. Skipped,
- * and reported as skipped, where no Docker engine runs (this development machine has none, so this
- * test has not run here).
+ * and reported as skipped, where no Docker engine runs on its default socket; it pulls {@code
+ * rancher/k3s} and the images' public base, which no registry here serves, so it has not run here
+ * ({@code ContainerClusterIT} and {@code OperatorImageIT} run the images without a registry).
  */
 @Testcontainers(disabledWithoutDocker = true)
 class K3sIT {

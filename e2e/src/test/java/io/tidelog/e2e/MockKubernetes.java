@@ -38,7 +38,7 @@ import java.util.stream.Stream;
  * CRDs from {@code crds/} loaded, and the operator running against it, the way it runs in
  * production (see {@link TidelogOperator#start}).
  */
-final class MockKubernetes implements AutoCloseable {
+public final class MockKubernetes implements AutoCloseable {
   private static final String OPERATOR_AGENT = "tidelog-operator-under-test";
   // Held, so that the level sticks: the mock logs every request at INFO.
   private static final java.util.logging.Logger MOCK_LOG =
@@ -49,7 +49,7 @@ final class MockKubernetes implements AutoCloseable {
   }
 
   final KubernetesMockServer server;
-  final KubernetesClient client;
+  public final KubernetesClient client;
   final TidelogOperator operator;
   private final List<TidelogOperator> others = new ArrayList<>();
   private final MockWebServer http = new MockWebServer();
@@ -88,7 +88,7 @@ final class MockKubernetes implements AutoCloseable {
    * Settings of a test's operator: no leader election, any HTTP port, every namespace, brokers
    * reached at {@code brokerAddress} in plaintext.
    */
-  static OperatorSettings settings(
+  public static OperatorSettings settings(
       Set<OperatorSettings.Controller> controllers,
       Duration topicReleaseAfter,
       Function<Cluster, String> brokerAddress) {
@@ -110,7 +110,7 @@ final class MockKubernetes implements AutoCloseable {
    * against the chart installed as those settings need: a namespaced install when they watch some
    * namespaces only.
    */
-  MockKubernetes(OperatorSettings settings) throws IOException {
+  public MockKubernetes(OperatorSettings settings) throws IOException {
     Map<String, Object> values = new HashMap<>();
     if (settings != null) {
       List<String> watched = settings.watchNamespaces().stream().sorted().toList();

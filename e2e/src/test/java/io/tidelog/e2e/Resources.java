@@ -13,7 +13,7 @@ import java.time.Duration;
 import java.util.function.UnaryOperator;
 
 /** Custom resources written the way users write them: YAML. */
-final class Resources {
+public final class Resources {
   private static final Duration EDIT_WITHIN = Duration.ofSeconds(30);
 
   private Resources() {}
@@ -34,7 +34,7 @@ final class Resources {
   }
 
   /** A Cluster whose spec is {@code spec}, YAML lines without indentation. */
-  static Cluster cluster(String namespace, String name, String spec) {
+  public static Cluster cluster(String namespace, String name, String spec) {
     return Serialization.unmarshal(
         """
         apiVersion: tidelog.io/v1alpha1
