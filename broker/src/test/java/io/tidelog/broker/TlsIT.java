@@ -341,7 +341,7 @@ class TlsIT {
       consuming.join(TimeUnit.MINUTES.toMillis(1));
     }
     assertThat(error.get()).isNull();
-    assertThat(acked.get()).isGreaterThan(2_000);
+    assertThat(acked.get()).isGreaterThanOrEqualTo(400);
     await().atMost(Duration.ofMinutes(1)).until(() -> endOffset(topic) == acked.get());
   }
 
@@ -407,17 +407,7 @@ class TlsIT {
           ExecutionException e =
               assertThrows(
                   ExecutionException.class,
-                  () ->
-                      admin
-                          .incrementalAlterConfigs(
-                              Map.of(
-                                  broker0,
-                                  List.of(
-                                      new AlterConfigOp(
-                                          new ConfigEntry(refused.get(0), refused.get(1)),
-                                          AlterConfigOp.OpType.SET))))
-                          .all()
-                          .get());
+                  () -> alter(admin, broker0, refused.get(0), refused.get(1)));
           assertThat(e.getCause())
               .as(refused.toString())
               .isInstanceOf(InvalidRequestException.class)
@@ -427,35 +417,37 @@ class TlsIT {
             assertThrows(
                 ExecutionException.class,
                 () ->
-                    admin
-                        .incrementalAlterConfigs(
-                            Map.of(
-                                new ConfigResource(ConfigResource.Type.BROKER, ""),
-                                List.of(
-                                    new AlterConfigOp(
-                                        new ConfigEntry(key, renewedKeystore.toString()),
-                                        AlterConfigOp.OpType.SET))))
-                        .all()
-                        .get());
+                    alter(
+                        admin,
+                        new ConfigResource(ConfigResource.Type.BROKER, ""),
+                        key,
+                        renewedKeystore.toString()));
         assertThat(atDefault.getCause())
             .isInstanceOf(InvalidRequestException.class)
             .hasMessageContaining("broker id must be specified");
         assertThat(servedSerial(sslPort)).isEqualTo(renewed.certificate().getSerialNumber());
       } finally {
-        admin
-            .incrementalAlterConfigs(
-                Map.of(
-                    broker0,
-                    List.of(
-                        new AlterConfigOp(
-                            new ConfigEntry(key, null), AlterConfigOp.OpType.DELETE))))
-            .all()
-            .get();
+        alter(admin, broker0, key, null);
       }
       await()
           .atMost(Duration.ofMinutes(1))
           .until(() -> servedSerial(sslPort).equals(servedSerial(saslSslPort)));
     }
+  }
+
+  /** Sets broker config {@code key} of {@code resource} to {@code value}, or deletes it (null). */
+  private static void alter(Admin admin, ConfigResource resource, String key, String value)
+      throws Exception {
+    admin
+        .incrementalAlterConfigs(
+            Map.of(
+                resource,
+                List.of(
+                    new AlterConfigOp(
+                        new ConfigEntry(key, value),
+                        value == null ? AlterConfigOp.OpType.DELETE : AlterConfigOp.OpType.SET))))
+        .all()
+        .get();
   }
 
   private static long endOffset(String topic) throws Exception {

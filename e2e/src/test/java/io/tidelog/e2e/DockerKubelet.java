@@ -206,16 +206,7 @@ public final class DockerKubelet implements AutoCloseable {
             .exec()
             .getId();
     StringBuilder output = new StringBuilder();
-    docker
-        .execStartCmd(exec)
-        .exec(
-            new ResultCallback.Adapter<Frame>() {
-              @Override
-              public void onNext(Frame frame) {
-                output.append(new String(frame.getPayload(), StandardCharsets.UTF_8));
-              }
-            })
-        .awaitCompletion(60, TimeUnit.SECONDS);
+    docker.execStartCmd(exec).exec(into(output)).awaitCompletion(60, TimeUnit.SECONDS);
     return output.toString();
   }
 
@@ -227,15 +218,19 @@ public final class DockerKubelet implements AutoCloseable {
         .withStdOut(true)
         .withStdErr(true)
         .withTail(LOG_TAIL_LINES)
-        .exec(
-            new ResultCallback.Adapter<Frame>() {
-              @Override
-              public void onNext(Frame frame) {
-                output.append(new String(frame.getPayload(), StandardCharsets.UTF_8));
-              }
-            })
+        .exec(into(output))
         .awaitCompletion(30, TimeUnit.SECONDS);
     return output.toString();
+  }
+
+  /** A callback that appends what a container writes to {@code output}. */
+  private static ResultCallback.Adapter<Frame> into(StringBuilder output) {
+    return new ResultCallback.Adapter<>() {
+      @Override
+      public void onNext(Frame frame) {
+        output.append(new String(frame.getPayload(), StandardCharsets.UTF_8));
+      }
+    };
   }
 
   /** Removes the containers and the network. */

@@ -77,26 +77,7 @@ public final class SslEngineSource {
    */
   public synchronized boolean maybeReload() {
     Map<String, byte[]> now = readFiles(configs);
-    if (sameFiles(now, loaded)) {
-      return false;
-    }
-    SslEngineFactory rebuilt;
-    try {
-      rebuilt = build(configs);
-    } catch (RuntimeException e) {
-      LOG.warn(
-          "Listener {}: the changed keystore or truststore does not load, so the current one"
-              + " stays: {}",
-          listener,
-          e.getMessage());
-      return false;
-    }
-    SslEngineFactory previous = factory;
-    factory = rebuilt;
-    loaded = now;
-    Utils.closeQuietly(previous, "the replaced TLS engine factory");
-    LOG.info("Listener {}: new connections get the changed keystore and truststore", listener);
-    return true;
+    return !sameFiles(now, loaded) && rebuild(configs, now, "changed keystore and truststore");
   }
 
   /**
@@ -129,26 +110,32 @@ public final class SslEngineSource {
    */
   public synchronized boolean reconfigure(Map<String, ?> next) {
     Map<String, Object> changed = withReconfigurable(next);
-    if (changed.equals(configs)) {
-      return false;
-    }
+    return !changed.equals(configs)
+        && rebuild(changed, readFiles(changed), "reconfigured keystore and truststore");
+  }
+
+  /**
+   * Builds a factory of {@code next} and hands it to every later connection; when a store does not
+   * load, the current factory stays.
+   */
+  private boolean rebuild(Map<String, Object> next, Map<String, byte[]> files, String what) {
     SslEngineFactory rebuilt;
     try {
-      rebuilt = build(changed);
+      rebuilt = build(next);
     } catch (RuntimeException e) {
       LOG.warn(
-          "Listener {}: the new keystore or truststore configs do not load, so the current ones"
-              + " stay: {}",
+          "Listener {}: a store of the {} does not load, so the current ones stay: {}",
           listener,
+          what,
           e.getMessage());
       return false;
     }
     SslEngineFactory previous = factory;
-    configs = changed;
+    configs = next;
     factory = rebuilt;
-    loaded = readFiles(changed);
+    loaded = files;
     Utils.closeQuietly(previous, "the replaced TLS engine factory");
-    LOG.info("Listener {}: new connections get the reconfigured keystore and truststore", listener);
+    LOG.info("Listener {}: new connections get the {}", listener, what);
     return true;
   }
 
