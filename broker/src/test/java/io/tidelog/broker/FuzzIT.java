@@ -6,14 +6,14 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -26,28 +26,32 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Mutates valid requests of every served API (bit flips, random bytes, edge-value ints, truncation,
  * trailing junk) and sends them to a broker for a bounded time ({@code -Dtidelog.fuzz.seconds}, 60
- * s by default). The broker must keep answering, every batch in its logs must stay valid, and its
- * heap must not grow without bound.
+ * s by default), from a seed ({@code -Dtidelog.fuzz.seed}, which a failure names, to replay it).
+ * The broker must keep answering, every batch in its logs must stay valid, and its heap must not
+ * grow without bound.
  *
- * <p>CreateTopics, CreatePartitions and DeleteTopics are left out: a mutated partition count is a
- * legitimate request for millions of partitions (a quota question, not a parsing one), and a
- * mutated DeleteTopics may legitimately delete the topic whose logs the test checks.
+ * <p>The admin APIs are fuzzed too: a mutated CreateTopics or CreatePartitions may legitimately ask
+ * for up to the per-request limit of partitions, so the broker runs with a default {@code
+ * controller_mutation_rate} quota, as a cluster open to such clients would; DeleteTopics deletes
+ * topics the CreateTopics seeds made, never the one whose logs are checked.
  */
 class FuzzIT {
   private static final long FUZZ_SECONDS = Long.getLong("tidelog.fuzz.seconds", 60);
   private static final int ITERATIONS_MAX = 1_000_000;
   private static final int READ_TIMEOUT_MS = 200;
   private static final long HEAP_GROWTH_BYTES_MAX = 128L << 20;
-  private static final Set<ApiKeys> NOT_MUTATED =
-      EnumSet.of(ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_PARTITIONS, ApiKeys.DELETE_TOPICS);
+
+  /** Partitions a second that topic creation and growth may take, per client. */
+  private static final double MUTATION_RATE = 20;
+
   private static final String TOPIC = "fuzz";
 
   @TempDir Path logDir;
 
   @Test
   void mutatedRequestsNeitherStopTheBrokerNorCorruptItsLogs() throws Exception {
-    long seed = System.nanoTime();
-    System.out.println("FuzzIT seed " + seed);
+    long seed = Long.getLong("tidelog.fuzz.seed", System.nanoTime());
+    System.out.println("FuzzIT seed " + seed + " (-Dtidelog.fuzz.seed=" + seed + " replays it)");
     Random random = new Random(seed);
     try (TestBroker broker =
         TestBroker.start(
@@ -58,6 +62,21 @@ class FuzzIT {
                 "group.initial.rebalance.delay.ms", "0"))) {
       try (RawKafkaClient client = new RawKafkaClient(broker.port)) {
         client.send(SampleRequests.createTopics(TOPIC, 2).build());
+      }
+      try (org.apache.kafka.clients.admin.Admin admin =
+          org.apache.kafka.clients.admin.Admin.create(
+              Map.of("bootstrap.servers", "127.0.0.1:" + broker.port))) {
+        admin
+            .alterClientQuotas(
+                List.of(
+                    new ClientQuotaAlteration(
+                        new ClientQuotaEntity(
+                            java.util.Collections.singletonMap(ClientQuotaEntity.CLIENT_ID, null)),
+                        List.of(
+                            new ClientQuotaAlteration.Op(
+                                "controller_mutation_rate", MUTATION_RATE)))))
+            .all()
+            .get();
       }
       List<byte[]> seeds = validRequests(broker);
       try (RawKafkaClient unmutated = new RawKafkaClient(broker.port)) {
@@ -91,9 +110,16 @@ class FuzzIT {
       assertServes(broker);
       assertThat(sent).isGreaterThan(100);
       assertThat(usedHeapAfterGc() - heapBefore)
-          .as("heap growth after %d requests", sent)
+          .as("heap growth after %d requests of seed %d", sent, seed)
           .isLessThan(HEAP_GROWTH_BYTES_MAX);
-      System.out.println("FuzzIT sent " + sent + " mutated requests");
+      try (java.util.stream.Stream<Path> dirs = java.nio.file.Files.list(logDir)) {
+        System.out.println(
+            "FuzzIT sent "
+                + sent
+                + " mutated requests; the logs hold "
+                + dirs.filter(java.nio.file.Files::isDirectory).count()
+                + " partitions");
+      }
     }
     assertThat(assertLogsValid(logDir)).as("batches on disk").isPositive();
   }
@@ -108,9 +134,6 @@ class FuzzIT {
     }
     for (ApiVersion range : versions.data().apiKeys()) {
       ApiKeys api = ApiKeys.forId(range.apiKey());
-      if (NOT_MUTATED.contains(api)) {
-        continue;
-      }
       for (short v = (short) Math.max(range.minVersion(), api == ApiKeys.PRODUCE ? 3 : 0);
           v <= range.maxVersion();
           v++) {
@@ -128,8 +151,7 @@ class FuzzIT {
     byte[] bytes = valid.clone();
     int mutations = 1 + random.nextInt(4);
     for (int m = 0; m < mutations && bytes.length > 0; m++) {
-      // Never the API key: a mutated key would turn requests into the admin APIs left out above
-      // (garbage keys are ProtocolIT's). Keep the version too half of the time.
+      // Never the API key (garbage keys are ProtocolIT's). Keep the version too half of the time.
       int from = Math.min(random.nextBoolean() ? 4 : 2, bytes.length - 1);
       int at = from + random.nextInt(bytes.length - from);
       switch (random.nextInt(5)) {

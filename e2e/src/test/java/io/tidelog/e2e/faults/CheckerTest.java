@@ -1,6 +1,7 @@
 package io.tidelog.e2e.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tidelog.e2e.faults.Checker.Anomaly;
 import io.tidelog.e2e.faults.History.Committed;
@@ -206,6 +207,21 @@ class CheckerTest {
     assertThat(Unavailability.report(history, 2))
         .contains("KILL_BROKER            n=2 median   1.0 max   4.0")
         .contains("PAUSE_BROKER           n=1 median   5.0 max   5.0");
+  }
+
+  @Test
+  void aRunThatFailsMidwayStillWritesItsHistory(@TempDir Path dir) {
+    Path file = dir.resolve("history.json");
+    assertThatThrownBy(
+            () ->
+                history.writtenAfter(
+                    file,
+                    () -> {
+                      cleanRun();
+                      throw new IllegalStateException("an in-sync timeout, say");
+                    }))
+        .hasMessage("an in-sync timeout, say");
+    assertThat(file).content().contains("\"type\":\"Send\"", "\"value\":\"a\"");
   }
 
   @Test

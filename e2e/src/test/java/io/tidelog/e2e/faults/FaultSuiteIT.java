@@ -73,52 +73,58 @@ class FaultSuiteIT {
 
     History history = new History();
     List<String> log = new ArrayList<>();
-    try (FaultCluster cluster = FaultCluster.start(dir, BROKERS, 128, BROKER_CONFIG, security);
-        Workload workload =
-            new Workload(
-                cluster.bootstrap(),
-                security == null ? Map.of() : security.clientConfig(),
-                history,
-                PARTITIONS)) {
-      workload.createTopic();
-      workload.awaitInSync();
-      workload.start(
-          PRODUCERS,
-          RATE_PER_PRODUCER,
-          ASSIGN_READERS,
-          GROUP_READERS,
-          Duration.ofMinutes(minutes + 20));
-      Thread.sleep(5_000);
-      Nemesis nemesis = new Nemesis(cluster, history, random, workload);
-      // CI: every kind once, then a second round, in the seed's order, while 3 minutes last.
-      long budget = minutes == 0 ? CI_FAULT_SECONDS : TimeUnit.MINUTES.toSeconds(minutes);
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(budget);
-      List<Nemesis.Kind> schedule = schedule(random);
-      for (int i = 0; i < 10_000; i++) {
-        boolean inTime = System.nanoTime() < deadline;
-        if (minutes == 0 ? i >= schedule.size() || i >= kinds().size() && !inTime : !inTime) {
-          break;
-        }
-        Nemesis.Kind kind =
-            minutes == 0 ? schedule.get(i) : kinds().get(random.nextInt(kinds().size()));
-        // From well below the broker session (6 s) and the replica lag time (10 s) to well above.
-        Duration hold = Duration.ofMillis(3_000 + random.nextInt(11_000));
-        String target = nemesis.inject(kind, hold);
-        Duration recovery = workload.awaitInSync();
-        log.add(
-            String.format(
-                "%-22s %-24s held %4.1f s, in sync %4.1f s after",
-                kind, target, hold.toMillis() / 1e3, recovery.toMillis() / 1e3));
-        Thread.sleep(1_000);
-      }
-      workload.stopProducers();
-      workload.awaitInSync();
-      workload.drain(Duration.ofSeconds(60), ASSIGN_READERS);
-      workload.finalRead(Duration.ofSeconds(60));
-    }
+    // written even when the run fails midway, so that a failure leaves its evidence
+    history.writtenAfter(
+        dir.resolve("history.json"),
+        () -> {
+          try (FaultCluster cluster =
+                  FaultCluster.start(dir, BROKERS, 128, BROKER_CONFIG, security);
+              Workload workload =
+                  new Workload(
+                      cluster.bootstrap(),
+                      security == null ? Map.of() : security.clientConfig(),
+                      history,
+                      PARTITIONS)) {
+            workload.createTopic();
+            workload.awaitInSync();
+            workload.start(
+                PRODUCERS,
+                RATE_PER_PRODUCER,
+                ASSIGN_READERS,
+                GROUP_READERS,
+                Duration.ofMinutes(minutes + 20));
+            Thread.sleep(5_000);
+            Nemesis nemesis = new Nemesis(cluster, history, random, workload);
+            // CI: every kind once, then a second round, in the seed's order, while 3 minutes last.
+            long budget = minutes == 0 ? CI_FAULT_SECONDS : TimeUnit.MINUTES.toSeconds(minutes);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(budget);
+            List<Nemesis.Kind> schedule = schedule(random);
+            for (int i = 0; i < 10_000; i++) {
+              boolean inTime = System.nanoTime() < deadline;
+              if (minutes == 0 ? i >= schedule.size() || i >= kinds().size() && !inTime : !inTime) {
+                break;
+              }
+              Nemesis.Kind kind =
+                  minutes == 0 ? schedule.get(i) : kinds().get(random.nextInt(kinds().size()));
+              // From well below the broker session (6 s) and the replica lag time (10 s) to well
+              // above.
+              Duration hold = Duration.ofMillis(3_000 + random.nextInt(11_000));
+              String target = nemesis.inject(kind, hold);
+              Duration recovery = workload.awaitInSync();
+              log.add(
+                  String.format(
+                      "%-22s %-24s held %4.1f s, in sync %4.1f s after",
+                      kind, target, hold.toMillis() / 1e3, recovery.toMillis() / 1e3));
+              Thread.sleep(1_000);
+            }
+            workload.stopProducers();
+            workload.awaitInSync();
+            workload.drain(Duration.ofSeconds(60), ASSIGN_READERS);
+            workload.finalRead(Duration.ofSeconds(60));
+          }
+        });
 
     Checker.Result result = Checker.check(history);
-    history.write(dir.resolve("history.json"));
     List<Send> sends = history.all(Send.class);
     System.out.printf(
         "fault suite, seed %d: %d operations (%d sends, %d acknowledged), %d faults%n%s%n"

@@ -60,6 +60,23 @@ final class History {
     return ops.stream().filter(type::isInstance).map(type::cast).toList();
   }
 
+  /** A run of the workload, which may throw. */
+  interface Run {
+    void run() throws Exception;
+  }
+
+  /**
+   * Runs {@code run} and then writes the history to {@code file}, whether it returned or threw: a
+   * failed run leaves its evidence too.
+   */
+  void writtenAfter(Path file, Run run) throws Exception {
+    try {
+      run.run();
+    } finally {
+      write(file);
+    }
+  }
+
   /** Writes the history as JSON: one object per operation, with its kind. */
   void write(Path file) throws IOException {
     new ObjectMapper()
