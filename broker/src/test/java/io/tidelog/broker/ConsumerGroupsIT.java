@@ -428,7 +428,8 @@ class ConsumerGroupsIT {
   }
 
   @Test
-  void whileACoordinatorLoadsItAnswersLoadInProgressNeverAHalfLoadedGroup() throws Exception {
+  void acrossACoordinatorRestartOffsetFetchAnswersNotYetOrTheWholeGroupNeverAPart()
+      throws Exception {
     // Given 100,000 committed offsets: 1000 groups of 100 partitions each
     createTopic("loaded", 100);
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();

@@ -52,6 +52,11 @@ public final class MockKubernetes implements AutoCloseable {
   public final KubernetesClient client;
   final TidelogOperator operator;
   private final List<TidelogOperator> others = new ArrayList<>();
+  private final List<KubernetesClient> otherClients = new ArrayList<>();
+
+  /** Every request the mock has served so far, in order, as taken from its queue. */
+  private final List<RecordedRequest> served = new ArrayList<>();
+
   private final MockWebServer http = new MockWebServer();
 
   /** The operators' own client: its requests are told from the test's by the User-Agent. */
@@ -170,6 +175,51 @@ public final class MockKubernetes implements AutoCloseable {
   }
 
   /**
+   * Starts another operator against the same API with a client of its own, whose requests {@link
+   * #writesBy} tells from the others' by {@code name}; closed with this.
+   */
+  TidelogOperator startOperator(OperatorSettings settings, String name) throws IOException {
+    KubernetesClient own =
+        new KubernetesClientBuilder()
+            .withConfig(
+                new ConfigBuilder(client.getConfiguration())
+                    .withUserAgent(OPERATOR_AGENT + "/" + name)
+                    .build())
+            .build();
+    otherClients.add(own);
+    TidelogOperator another = TidelogOperator.start(own, settings);
+    others.add(another);
+    return another;
+  }
+
+  /**
+   * The writes the operator started as {@code name} has made so far, as "METHOD path": every
+   * request but a GET and a SelfSubjectRulesReview (which asks, and stores nothing).
+   */
+  synchronized List<String> writesBy(String name) {
+    return recorded().stream()
+        .filter(r -> (OPERATOR_AGENT + "/" + name).equals(r.getHeader("User-Agent")))
+        .filter(r -> !r.getMethod().equals("GET"))
+        .filter(r -> !r.getPath().endsWith("/selfsubjectrulesreviews"))
+        .map(r -> r.getMethod() + " " + r.getPath())
+        .toList();
+  }
+
+  /** The requests served so far: those recorded before, and those the mock's queue holds now. */
+  private synchronized List<RecordedRequest> recorded() {
+    try {
+      for (RecordedRequest r = http.takeRequest(0, TimeUnit.MILLISECONDS);
+          r != null;
+          r = http.takeRequest(0, TimeUnit.MILLISECONDS)) {
+        served.add(r);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return List.copyOf(served);
+  }
+
+  /**
    * A Cluster in {@code namespace} whose status points at {@code bootstrap}, as the Cluster
    * reconciler writes it once its brokers are up; here the brokers are local processes.
    */
@@ -188,6 +238,7 @@ public final class MockKubernetes implements AutoCloseable {
   @Override
   public void close() {
     others.forEach(TidelogOperator::close);
+    otherClients.forEach(KubernetesClient::close);
     if (operator != null) {
       operator.close();
     }
@@ -208,19 +259,13 @@ public final class MockKubernetes implements AutoCloseable {
   private List<ChartRbac.Request> deniedOperatorRequests() {
     ChartRbac rbac = ChartRbac.ofChart(chartValues);
     Set<ChartRbac.Request> denied = new java.util.LinkedHashSet<>();
-    try {
-      for (RecordedRequest r = http.takeRequest(0, TimeUnit.MILLISECONDS);
-          r != null;
-          r = http.takeRequest(0, TimeUnit.MILLISECONDS)) {
-        ChartRbac.Request request = new ChartRbac.Request(r.getMethod(), r.getPath());
-        if (r.getHeader("User-Agent") != null
-            && r.getHeader("User-Agent").startsWith(OPERATOR_AGENT)
-            && !rbac.allows(request)) {
-          denied.add(request);
-        }
+    for (RecordedRequest r : recorded()) {
+      ChartRbac.Request request = new ChartRbac.Request(r.getMethod(), r.getPath());
+      if (r.getHeader("User-Agent") != null
+          && r.getHeader("User-Agent").startsWith(OPERATOR_AGENT)
+          && !rbac.allows(request)) {
+        denied.add(request);
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
     return List.copyOf(denied);
   }

@@ -34,7 +34,7 @@ class OperatorProcessIT {
       KubernetesClient client = kubernetes.client;
       // Given two operators with leader election, the first of which leads,
       await().atMost(Duration.ofSeconds(30)).until(() -> "first".equals(holder(client)));
-      TidelogOperator second = kubernetes.startOperator(settings("second"));
+      TidelogOperator second = kubernetes.startOperator(settings("second"), "second");
 
       // when a Cluster is created, the leader reconciles it, and both answer their probes;
       create(client, "one");
@@ -43,6 +43,12 @@ class OperatorProcessIT {
       assertThat(get(kubernetes.operator.httpPort(), "/readyz").statusCode()).isEqualTo(200);
       assertThat(get(second.httpPort(), "/healthz").statusCode()).isEqualTo(200);
       assertThat("second").isNotEqualTo(holder(client));
+      // the other wrote nothing but its bids for the Lease, and counts no reconciliation
+      assertThat(kubernetes.writesBy("second"))
+          .allMatch(write -> write.contains("/apis/coordination.k8s.io/v1/"));
+      assertThat(get(second.httpPort(), "/metrics").body())
+          .doesNotContainPattern(
+              "operator_sdk_reconciliations_started_total\\{[^}]*kind=\"Cluster\"[^}]*\\} [1-9]");
 
       // and its metrics count the reconciliations of Clusters;
       String metrics = get(kubernetes.operator.httpPort(), "/metrics").body();
@@ -57,6 +63,12 @@ class OperatorProcessIT {
       await().atMost(Duration.ofSeconds(60)).until(() -> "second".equals(holder(client)));
       create(client, "two");
       await().atMost(Duration.ofSeconds(30)).until(() -> hasStatus(client, "two"));
+      // (the check above sees its writes once it leads: its status of the Cluster, say)
+      assertThat(kubernetes.writesBy("second"))
+          .anyMatch(write -> write.contains("/clusters/two/status"));
+      assertThat(get(second.httpPort(), "/metrics").body())
+          .containsPattern(
+              "operator_sdk_reconciliations_started_total\\{[^}]*kind=\"Cluster\"[^}]*\\} [1-9]");
     }
   }
 
