@@ -68,7 +68,11 @@ class DynamicBrokerConfigIT {
         Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(0).bootstrap()));
   }
 
-  private static void alter(Admin admin, String broker, String key, String value) throws Exception {
+  /**
+   * Sets broker config {@code key} of {@code broker} ("" for the default) to {@code value}, or
+   * deletes it (null).
+   */
+  static void alter(Admin admin, String broker, String key, String value) throws Exception {
     admin
         .incrementalAlterConfigs(
             Map.of(

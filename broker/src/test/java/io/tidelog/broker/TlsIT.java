@@ -29,7 +29,6 @@ import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -407,7 +406,7 @@ class TlsIT {
           ExecutionException e =
               assertThrows(
                   ExecutionException.class,
-                  () -> alter(admin, broker0, refused.get(0), refused.get(1)));
+                  () -> DynamicBrokerConfigIT.alter(admin, "0", refused.get(0), refused.get(1)));
           assertThat(e.getCause())
               .as(refused.toString())
               .isInstanceOf(InvalidRequestException.class)
@@ -416,38 +415,18 @@ class TlsIT {
         ExecutionException atDefault =
             assertThrows(
                 ExecutionException.class,
-                () ->
-                    alter(
-                        admin,
-                        new ConfigResource(ConfigResource.Type.BROKER, ""),
-                        key,
-                        renewedKeystore.toString()));
+                () -> DynamicBrokerConfigIT.alter(admin, "", key, renewedKeystore.toString()));
         assertThat(atDefault.getCause())
             .isInstanceOf(InvalidRequestException.class)
             .hasMessageContaining("broker id must be specified");
         assertThat(servedSerial(sslPort)).isEqualTo(renewed.certificate().getSerialNumber());
       } finally {
-        alter(admin, broker0, key, null);
+        DynamicBrokerConfigIT.alter(admin, "0", key, null);
       }
       await()
           .atMost(Duration.ofMinutes(1))
           .until(() -> servedSerial(sslPort).equals(servedSerial(saslSslPort)));
     }
-  }
-
-  /** Sets broker config {@code key} of {@code resource} to {@code value}, or deletes it (null). */
-  private static void alter(Admin admin, ConfigResource resource, String key, String value)
-      throws Exception {
-    admin
-        .incrementalAlterConfigs(
-            Map.of(
-                resource,
-                List.of(
-                    new AlterConfigOp(
-                        new ConfigEntry(key, value),
-                        value == null ? AlterConfigOp.OpType.DELETE : AlterConfigOp.OpType.SET))))
-        .all()
-        .get();
   }
 
   private static long endOffset(String topic) throws Exception {
