@@ -267,7 +267,10 @@ class TlsIT {
         new Thread(
             () -> {
               try (KafkaProducer<byte[], byte[]> producer = producer(alice)) {
-                for (int i = 0; running.get() && i < 1_000_000; i++) {
+                // paced (at most 100 sends per 10 ms) and bounded by time, not by a count a
+                // fast machine would use up before the second rotation
+                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+                for (int i = 0; running.get() && System.nanoTime() < deadline; i++) {
                   producer.send(
                       new ProducerRecord<>(topic, new byte[100]),
                       (metadata, e) -> {
@@ -279,6 +282,7 @@ class TlsIT {
                       });
                   if (i % 100 == 0) {
                     producer.flush();
+                    Thread.sleep(10);
                   }
                 }
                 producer.flush();
@@ -291,7 +295,8 @@ class TlsIT {
             () -> {
               try (KafkaConsumer<byte[], byte[]> consumer = consumer(alice)) {
                 consumer.assign(List.of(new org.apache.kafka.common.TopicPartition(topic, 0)));
-                for (int polls = 0; running.get() && polls < 100_000; polls++) {
+                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+                while (running.get() && System.nanoTime() < deadline) {
                   consumed.addAndGet(consumer.poll(Duration.ofMillis(100)).count());
                 }
               } catch (Throwable e) {
