@@ -45,6 +45,7 @@ import io.tidelog.broker.protocol.TopicAdminHandler;
 import io.tidelog.broker.protocol.TopicMetrics;
 import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.quota.ControllerMutationQuotaManager;
+import io.tidelog.broker.quota.ReplicationQuota;
 import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
@@ -360,6 +361,15 @@ public final class Broker implements AutoCloseable {
   /** Follows the metadata, registers, and campaigns for controller. */
   private void join(BrokerConfig config) throws InterruptedException {
     peers = peerListener(config.listeners().interBroker(), config);
+    ReplicationQuota followerQuota =
+        new ReplicationQuota(
+            quotas.metrics(),
+            Time.SYSTEM,
+            ReplicationQuota.counter(registry),
+            "follower",
+            dynamicConfig.current().followerReplicationThrottledRate());
+    dynamicConfig.addListener(
+        running -> followerQuota.update(running.followerReplicationThrottledRate()));
     fetchers =
         new ReplicaFetchers(
             vertx,
@@ -368,7 +378,8 @@ public final class Broker implements AutoCloseable {
             replicas,
             config.replicaFetchWaitMaxMs(),
             config.replicaFetchMaxBytes(),
-            config.replicaFetchResponseMaxBytes());
+            config.replicaFetchResponseMaxBytes(),
+            followerQuota);
     replicas.start(fetchers);
     groups = new GroupCoordinator(config.groupConfig(), metadata, replicas, Time.SYSTEM);
     groups.start(); // before registering, so that it sees every __consumer_offsets leadership

@@ -110,7 +110,8 @@ class ArchitectureTest {
   @ArchTest static final ArchRule networkLayer = layer("network", "config", "security");
 
   @ArchTest
-  static final ArchRule replicaLayer = layer("replica", "log", "config", "cluster", "network");
+  static final ArchRule replicaLayer =
+      layer("replica", "log", "config", "cluster", "network", "quota");
 
   @ArchTest
   static final ArchRule groupLayer = layer("group", "log", "config", "cluster", "replica");

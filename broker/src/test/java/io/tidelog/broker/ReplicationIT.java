@@ -717,6 +717,60 @@ class ReplicationIT {
     eventually().until(() -> ids(describe("trimmed").isr()).contains(follower.id));
   }
 
+  /**
+   * KIP-73's follower throttle: a follower listed in its topic's {@code
+   * follower.replication.throttled.replicas}, behind after a restart, fetches at its broker's
+   * {@code follower.replication.throttled.rate}, so that 2 MB at 200 kB/s take it about 10 s to
+   * catch up (unthrottled, well under 1 s here); it rejoins the ISR afterwards.
+   */
+  @Test
+  void aThrottledFollowerCatchesUpAtItsBrokersRateAndThenRejoinsTheIsr() throws Exception {
+    // 64 KiB a fetch, so that the throttle, checked before each fetch, can hold to 200 kB/s
+    startCluster(Map.of("replica.fetch.max.bytes", "65536"));
+    createTopic("throttled", Map.of("follower.replication.throttled.replicas", "*"));
+    int leader = describe("throttled").leader().id();
+    BrokerProcess follower =
+        brokers.values().stream().filter(broker -> broker.id != leader).findFirst().orElseThrow();
+    long rate = 200_000;
+    admin
+        .incrementalAlterConfigs(
+            Map.of(
+                new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(follower.id)),
+                List.of(
+                    new AlterConfigOp(
+                        new ConfigEntry(
+                            "follower.replication.throttled.rate", String.valueOf(rate)),
+                        AlterConfigOp.OpType.SET))))
+        .all()
+        .get();
+    follower.stop();
+    eventually().until(() -> !ids(describe("throttled").isr()).contains(follower.id));
+    int records = 200;
+    try (KafkaProducer<String, String> producer = producer("all", Map.of())) {
+      String value = "x".repeat(10_000);
+      for (int i = 0; i < records; i++) {
+        producer.send(new ProducerRecord<>("throttled", value));
+      }
+      producer.flush();
+    }
+
+    follower.start();
+    long started = System.nanoTime();
+    await()
+        .atMost(Duration.ofMinutes(2))
+        .ignoreExceptions()
+        .until(() -> ids(describe("throttled").isr()).contains(follower.id));
+    double seconds = (System.nanoTime() - started) / 1e9;
+    double throttled =
+        Scrape.of(follower.httpPort)
+            .value("tidelog_replication_throttled_bytes_total", "side", "follower");
+    assertThat(throttled).as("bytes the throttle counted").isGreaterThanOrEqualTo(records * 10_000);
+    // the windows let about one more second's worth through at the start
+    assertThat(seconds)
+        .as("%.0f throttled bytes at %d B/s", throttled, rate)
+        .isGreaterThanOrEqualTo(throttled / rate - 2.5);
+  }
+
   @Test
   void aLeaderPausedPastItsSessionIsReplacedThenResignsRegistersAgainAndRejoins() throws Exception {
     startCluster(Map.of("broker.session.timeout.ms", "2000"));

@@ -75,6 +75,8 @@ public final class BrokerConfig {
   public static final String REPLICA_FETCH_MAX_BYTES = "replica.fetch.max.bytes";
   public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
   public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
+  public static final String FOLLOWER_REPLICATION_THROTTLED_RATE =
+      "follower.replication.throttled.rate";
   public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
   public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS =
       "leader.imbalance.check.interval.seconds";
@@ -375,6 +377,15 @@ public final class BrokerConfig {
                 atLeast(0),
                 MEDIUM,
                 "Bytes a follower fetches per request.")
+            .define(
+                FOLLOWER_REPLICATION_THROTTLED_RATE,
+                LONG,
+                Long.MAX_VALUE,
+                atLeast(0),
+                MEDIUM,
+                "The bytes per second this broker's followers fetch, at most, for the replicas"
+                    + " that topics' follower.replication.throttled.replicas list while they are"
+                    + " behind their leader's high watermark.")
             .define(
                 AUTO_LEADER_REBALANCE_ENABLE,
                 BOOLEAN,
@@ -860,6 +871,10 @@ public final class BrokerConfig {
 
   public int replicaFetchResponseMaxBytes() {
     return (Integer) values.get(REPLICA_FETCH_RESPONSE_MAX_BYTES);
+  }
+
+  public long followerReplicationThrottledRate() {
+    return (Long) values.get(FOLLOWER_REPLICATION_THROTTLED_RATE);
   }
 
   public boolean autoLeaderRebalanceEnable() {

@@ -76,6 +76,10 @@ final class Partition {
   private LeaderState leaderState;
 
   private long highWatermark;
+
+  /** As a follower: whether its last fetch brought its log to the leader's high watermark. */
+  private boolean caughtUp;
+
   private boolean isrChangeInFlight;
   private LogConfig logConfig;
 
@@ -153,6 +157,7 @@ final class Partition {
   private void becomeFollower() {
     boolean wasLeader = leaderState != null;
     leaderState = null;
+    caughtUp = false;
     setHighWatermark(Math.min(highWatermark, log.logEndOffset()));
     if (wasLeader) {
       LOG.info("{}: follower of {} at epoch {}", tp, state.leader(), state.leaderEpoch());
@@ -405,6 +410,7 @@ final class Partition {
       log.deleteRecordsBefore(leaderLogStartOffset);
     }
     setHighWatermark(Math.min(leaderHighWatermark, log.logEndOffset()));
+    caughtUp = log.logEndOffset() >= leaderHighWatermark;
   }
 
   /** A fetch from the leader was out of range: restart from its log start, or its HW. */
@@ -458,10 +464,18 @@ final class Partition {
         log.logEndOffset());
   }
 
-  /** Where this follower fetches from next: its log end, with the epoch it ends in. */
-  FetchPosition fetchPosition() {
+  /**
+   * Where this follower fetches from next: its log end, with the epoch it ends in; {@code
+   * throttled} when its topic throttles this replica.
+   */
+  FetchPosition fetchPosition(boolean throttled) {
     return new FetchPosition(
-        leaderEpoch(), log.logEndOffset(), log.latestEpoch(), log.logStartOffset());
+        leaderEpoch(),
+        log.logEndOffset(),
+        log.latestEpoch(),
+        log.logStartOffset(),
+        throttled,
+        caughtUp);
   }
 
   /** Moves the log start offset up to {@code offset}; returns the new log start. */

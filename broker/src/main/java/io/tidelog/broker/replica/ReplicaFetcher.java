@@ -1,6 +1,7 @@
 package io.tidelog.broker.replica;
 
 import io.tidelog.broker.log.EpochEndOffset;
+import io.tidelog.broker.quota.ReplicationQuota;
 import io.vertx.core.Context;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * LEO), current leader epoch and last fetched epoch, so that the leader can report a diverging
  * epoch. Each response is applied to the {@link FollowedPartitions}, on the partitions' shards,
  * before the next request; the leader's long poll ({@code replica.fetch.wait.max.ms}) paces the
- * loop when idle.
+ * loop when idle. While the follower {@link ReplicationQuota} is exceeded, a throttled partition
+ * that is behind is left out of the request, as Kafka's {@code shouldFollowerThrottle} does; what
+ * throttled partitions fetch counts against it.
  */
 final class ReplicaFetcher {
   private static final int BACKOFF_MS = 500;
@@ -34,6 +37,7 @@ final class ReplicaFetcher {
   private final int leaderId;
   private final LeaderEndpoint leader;
   private final FollowedPartitions followed;
+  private final ReplicationQuota quota;
   private final Set<TopicPartition> partitions = ConcurrentHashMap.newKeySet();
 
   /** The event-loop context the fetch loop and its leader's connection live on. */
@@ -42,11 +46,16 @@ final class ReplicaFetcher {
   private volatile boolean running;
 
   ReplicaFetcher(
-      int leaderId, Context context, LeaderEndpoint leader, FollowedPartitions followed) {
+      int leaderId,
+      Context context,
+      LeaderEndpoint leader,
+      FollowedPartitions followed,
+      ReplicationQuota quota) {
     this.leaderId = leaderId;
     this.context = context;
     this.leader = leader;
     this.followed = followed;
+    this.quota = quota;
   }
 
   void add(TopicPartition tp) {
@@ -98,6 +107,9 @@ final class ReplicaFetcher {
                               f.join().ifPresent(p -> ready.put(tp, p));
                             }
                           });
+                      if (quota.isExceeded()) {
+                        ready.values().removeIf(FetchPosition::holdsBackWhenExceeded);
+                      }
                       if (ready.isEmpty()) {
                         later();
                       } else {
@@ -153,6 +165,9 @@ final class ReplicaFetcher {
     switch (error) {
       case NONE -> {
         progressed[0] = true;
+        if (position.throttled()) {
+          quota.record(data.records().sizeInBytes());
+        }
         EpochEndOffset diverging =
             data.divergingEpoch().epoch() < 0
                 ? null

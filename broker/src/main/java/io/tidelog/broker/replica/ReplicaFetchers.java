@@ -2,6 +2,7 @@ package io.tidelog.broker.replica;
 
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.network.PeerListener;
+import io.tidelog.broker.quota.ReplicationQuota;
 import io.vertx.core.Vertx;
 import java.util.HashMap;
 import java.util.Map;
@@ -10,7 +11,7 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * The follower side of replication: one {@link ReplicaFetcher} per leader this broker follows
  * partitions of, started on the first and stopped with the last. Settings are Kafka's {@code
- * replica.fetch.*}.
+ * replica.fetch.*}; every fetcher draws on one follower {@link ReplicationQuota}.
  */
 public final class ReplicaFetchers implements AutoCloseable {
   private final Vertx vertx;
@@ -18,6 +19,7 @@ public final class ReplicaFetchers implements AutoCloseable {
   private final MetadataStore metadata;
   private final FollowedPartitions followed;
   private final FetchSettings settings;
+  private final ReplicationQuota quota;
   private final Map<Integer, ReplicaFetcher> byLeader = new HashMap<>();
 
   public ReplicaFetchers(
@@ -27,7 +29,9 @@ public final class ReplicaFetchers implements AutoCloseable {
       ReplicaManager replicas,
       int maxWaitMs,
       int partitionMaxBytes,
-      int responseMaxBytes) {
+      int responseMaxBytes,
+      ReplicationQuota quota) {
+    this.quota = quota;
     this.vertx = vertx;
     this.listener = listener;
     this.metadata = metadata;
@@ -45,7 +49,8 @@ public final class ReplicaFetchers implements AutoCloseable {
               leaderId,
               vertx.getOrCreateContext(),
               new LeaderEndpoint(leaderId, vertx, listener, metadata, settings),
-              followed);
+              followed,
+              quota);
       fetcher.add(tp);
       fetcher.start();
       byLeader.put(leaderId, fetcher);

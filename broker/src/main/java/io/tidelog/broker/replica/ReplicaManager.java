@@ -13,6 +13,7 @@ import io.tidelog.broker.log.LogCleaner;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.log.PartitionLog;
+import io.tidelog.broker.quota.ReplicationQuota;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -498,7 +499,17 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
         p ->
             p.isLeader() || p.leaderId() != leaderId
                 ? Optional.empty()
-                : Optional.of(p.fetchPosition()));
+                : Optional.of(p.fetchPosition(followerThrottled(tp))));
+  }
+
+  /** Whether {@code tp}'s topic lists this broker's replica in its follower throttle. */
+  private boolean followerThrottled(TopicPartition tp) {
+    TopicMetadata topic = metadata.image().topics().get(tp.topic());
+    return topic != null
+        && ReplicationQuota.lists(
+            topic.configs().get(ReplicationQuota.FOLLOWER_THROTTLED_REPLICAS),
+            tp.partition(),
+            localId);
   }
 
   @Override
