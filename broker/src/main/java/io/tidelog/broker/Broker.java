@@ -332,7 +332,7 @@ public final class Broker implements AutoCloseable {
    */
   private static Future<HttpServer> startingHealth(Vertx vertx, BrokerConfig config) {
     return vertx
-        .createHttpServer()
+        .createHttpServer(HttpEndpoints.serverOptions())
         .requestHandler(
             request -> {
               boolean alive = request.path().equals("/healthz");

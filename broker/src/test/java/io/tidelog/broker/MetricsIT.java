@@ -269,6 +269,8 @@ class MetricsIT {
     assertThat(openMetrics.headers().firstValue("content-type").orElseThrow())
         .startsWith("application/openmetrics-text");
     assertThat(openMetrics.body()).endsWith("# EOF\n").contains("jvm_memory_used_bytes");
+    // Java's client asks for an h2c upgrade; the port answers in HTTP/1.1, as scrapers expect
+    assertThat(openMetrics.version()).isEqualTo(HttpClient.Version.HTTP_1_1);
 
     Scrape text = Scrape.of(broker.httpPort);
     assertThat(text.body()).doesNotContain("# EOF");

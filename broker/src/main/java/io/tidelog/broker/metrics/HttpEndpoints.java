@@ -10,6 +10,7 @@ import io.tidelog.broker.replica.ReplicaStatus;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import java.util.Comparator;
 import java.util.List;
@@ -54,7 +55,16 @@ public final class HttpEndpoints {
 
   /** Serves the routes on {@code host}:{@code port}. */
   public Future<HttpServer> listen(int port, String host) {
-    return vertx.createHttpServer().requestHandler(this::route).listen(port, host);
+    return vertx.createHttpServer(serverOptions()).requestHandler(this::route).listen(port, host);
+  }
+
+  /**
+   * HTTP/1.1 only, what Prometheus and the kubelet speak: no h2c upgrade, which Vert.x grants by
+   * default to a client that asks (Java's HttpClient asks on every {@code http://} request), and
+   * whose answers such a client has been seen to misread as HTTP/2 frames.
+   */
+  public static HttpServerOptions serverOptions() {
+    return new HttpServerOptions().setHttp2ClearTextEnabled(false);
   }
 
   private void route(HttpServerRequest request) {
