@@ -10,14 +10,16 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 
 /**
  * Plays Kubernetes' StatefulSet controller and kubelet for a Cluster's broker pods in the mock API,
  * over the real brokers of a {@link DevCluster}: pod {@code i} is broker {@code i}. It makes each
  * missing pod from the StatefulSet's current template, Ready. When a pod that it made disappears
  * (the operator deleted it), it stops that broker with SIGTERM, as the kubelet would, starts it
- * again, and then makes the pod anew. It records the order of those restarts and the most of its
- * pods missing at once.
+ * again, and then makes the pod anew; while a broker is stopped it runs what {@link #whileStopped}
+ * was given, such as traffic that the broker will have to catch up on. It records the order of
+ * those restarts and the most of its pods missing at once.
  */
 final class BrokerPods implements AutoCloseable {
   private static final long RUN_MAX_MS = TimeUnit.MINUTES.toMillis(10);
@@ -29,6 +31,7 @@ final class BrokerPods implements AutoCloseable {
   private final Thread thread;
   private final List<Integer> restarts = new ArrayList<>();
   private final Set<Integer> made = new HashSet<>();
+  private volatile IntConsumer whileStopped = id -> {};
   private volatile boolean closed;
   private volatile int mostMissing;
   private volatile Exception failure;
@@ -49,6 +52,11 @@ final class BrokerPods implements AutoCloseable {
 
   int mostMissing() {
     return mostMissing;
+  }
+
+  /** Runs {@code action} with each broker's id while it is stopped, from now on. */
+  void whileStopped(IntConsumer action) {
+    whileStopped = action;
   }
 
   private void run() {
@@ -73,6 +81,7 @@ final class BrokerPods implements AutoCloseable {
         for (int id : missing) {
           if (made.contains(id)) {
             cluster.stop(id);
+            whileStopped.accept(id);
             if (cluster.run("start", String.valueOf(id)).exitCode() != 0) {
               throw new IllegalStateException("broker " + id + " did not start again");
             }

@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.tidelog.broker.config.DynamicBrokerConfig;
 import io.tidelog.operator.OperatorSettings.Controller;
 import io.tidelog.operator.api.Cluster;
@@ -18,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
@@ -48,6 +53,15 @@ class ClusterRollIT {
   private static final int RECORDS = 1_000;
   private static final ConfigResource EVENTS_TOPIC =
       new ConfigResource(ConfigResource.Type.TOPIC, "events");
+  private static final ConfigResource CLUSTER_DEFAULT =
+      new ConfigResource(ConfigResource.Type.BROKER, "");
+
+  /** A topic whose follower replicas are throttled, for traffic a restarted broker catches up. */
+  private static final String BACKLOG = "backlog";
+
+  private static final int BACKLOG_RECORDS = 150;
+  private static final String THROTTLE_KEY = "follower.replication.throttled.rate";
+  private static final long THROTTLE = 150_000;
 
   @TempDir Path dir;
 
@@ -58,11 +72,20 @@ class ClusterRollIT {
         .containsExactlyInAnyOrderElementsOf(DynamicBrokerConfig.DYNAMIC);
   }
 
+  /**
+   * A roll over brokers that each come back behind: while a broker is stopped, {@value
+   * #BACKLOG_RECORDS} records of 10 kB go to a topic whose follower replicas are throttled ({@code
+   * follower.replication.throttled.replicas=*}) at {@value #THROTTLE} B/s (a {@code spec.config}
+   * the operator sets live), so that each broker takes about 10 s to get back into every ISR. What
+   * the brokers report ({@link BrokerTimeline}) shows the order of the restarts, each broker out of
+   * an ISR after its restart, and no later pod deleted before it was back in every one.
+   */
   @Test
-  void aConfigChangeRollsOneBrokerAtATimeControllerLastAndWaitsForLaggingReplicas()
+  void aConfigChangeRollsOneBrokerAtATimeControllerLastEachAfterTheLastIsBackInEveryIsr()
       throws Exception {
     try (DevCluster cluster = new DevCluster(dir, 3)) {
-      String bootstrap = cluster.up();
+      // 32 KiB a partition a fetch, so that the throttle, checked before each fetch, holds
+      String bootstrap = cluster.up("replica.fetch.max.bytes=32768");
       try (Admin admin =
               Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
           MockKubernetes kubernetes =
@@ -74,6 +97,13 @@ class ClusterRollIT {
                 List.of(
                     new NewTopic("events", 6, (short) 3)
                         .configs(Map.of("min.insync.replicas", "2"))))
+            .all()
+            .get(30, TimeUnit.SECONDS);
+        admin
+            .createTopics(
+                List.of(
+                    new NewTopic(BACKLOG, 3, (short) 3)
+                        .configs(Map.of("follower.replication.throttled.replicas", "*"))))
             .all()
             .get(30, TimeUnit.SECONDS);
         produce(bootstrap);
@@ -92,12 +122,13 @@ class ClusterRollIT {
           assertThat(get(client).getStatus().controllerId).isEqualTo(controller);
           assertThat(pods.restarts()).isEmpty();
 
-          // When a config the brokers take live changes, no broker restarts: every broker has it
+          // When configs the brokers take live change, no broker restarts: every broker has them
           // as the cluster's dynamic default, and an Event says so.
           edit(
               client,
               c -> {
-                c.getSpec().config = Map.of("log.retention.ms", "7200000");
+                c.getSpec().config =
+                    Map.of("log.retention.ms", "7200000", THROTTLE_KEY, String.valueOf(THROTTLE));
                 return c;
               });
           await()
@@ -121,21 +152,67 @@ class ClusterRollIT {
                       .map(Event::getMessage))
               .singleElement()
               .asString()
-              .contains("without a restart: log.retention.ms=7200000");
+              .contains("without a restart: ")
+              .contains("log.retention.ms=7200000")
+              .contains(THROTTLE_KEY + "=" + THROTTLE);
+          assertThat(
+                  admin
+                      .describeConfigs(List.of(CLUSTER_DEFAULT))
+                      .all()
+                      .get()
+                      .get(CLUSTER_DEFAULT)
+                      .get(THROTTLE_KEY)
+                      .value())
+              .isEqualTo(String.valueOf(THROTTLE));
           assertThat(pods.restarts()).isEmpty();
 
-          // When a broker config that needs a restart changes (and the live one goes),
-          edit(
-              client,
-              c -> {
-                c.getSpec().config = Map.of("log.retention.hours", "100");
-                return c;
-              });
+          // When a broker config that needs a restart changes (and the live one goes), while
+          // traffic that each broker must catch up on, throttled, arrives while it is stopped,
+          pods.whileStopped(id -> produceBacklog(bootstrap));
+          List<Map.Entry<Integer, Long>> deletions = new CopyOnWriteArrayList<>();
+          List<Integer> order;
+          List<BrokerTimeline.Sample> samples;
+          try (BrokerTimeline timeline = new BrokerTimeline(bootstrap, List.of("events", BACKLOG));
+              Watch watch = client.pods().inNamespace(NS).watch(deletionsInto(deletions))) {
+            edit(
+                client,
+                c -> {
+                  c.getSpec().config =
+                      Map.of("log.retention.hours", "100", THROTTLE_KEY, String.valueOf(THROTTLE));
+                  return c;
+                });
+            awaitReady(client, Duration.ofMinutes(5));
+            order = timeline.departures();
+            samples = timeline.samples();
+          }
+          pods.whileStopped(id -> {});
 
-          // then each broker restarts once, one at a time, the controller last, each with an Event,
-          awaitReady(client, Duration.ofMinutes(3));
-          assertThat(pods.restarts()).hasSize(3).doesNotHaveDuplicates().endsWith(controller);
+          // then each broker restarts once, one at a time, the controller last, as the brokers
+          // saw it (and as the pods went), each with an Event;
+          assertThat(order)
+              .as("the brokers that left the cluster, in order")
+              .hasSize(3)
+              .doesNotHaveDuplicates()
+              .endsWith(controller)
+              .isEqualTo(pods.restarts());
+          assertThat(deletions).extracting(Map.Entry::getKey).isEqualTo(order);
           assertThat(pods.mostMissing()).isEqualTo(1);
+          // each came back behind, and the next pod went only once it was back in every ISR
+          for (int i = 0; i < order.size(); i++) {
+            int restarted = order.get(i);
+            long departedAt = deletions.get(i).getValue();
+            assertThat(samples)
+                .as("broker %d, live and out of an ISR after its restart", restarted)
+                .anyMatch(s -> s.sentNanos() > departedAt && s.lagging(restarted));
+            if (i + 1 < order.size()) {
+              long nextDeleted = deletions.get(i + 1).getValue();
+              assertThat(samples)
+                  .as(
+                      "broker %d out of an ISR after the pod of broker %d was deleted",
+                      restarted, order.get(i + 1))
+                  .noneMatch(s -> s.sentNanos() > nextDeleted && s.lagging(restarted));
+            }
+          }
           List<Event> events =
               client.v1().events().inNamespace(NS).list().getItems().stream()
                   .filter(e -> "BrokerRestart".equals(e.getReason()))
@@ -219,6 +296,44 @@ class ClusterRollIT {
               .isEqualTo(3);
         }
       }
+    }
+  }
+
+  /** A watcher that adds each broker pod deleted, by broker id, with when it heard of it. */
+  private static Watcher<Pod> deletionsInto(List<Map.Entry<Integer, Long>> deletions) {
+    return new Watcher<>() {
+      @Override
+      public void eventReceived(Action action, Pod pod) {
+        if (action == Action.DELETED) {
+          String name = pod.getMetadata().getName();
+          deletions.add(
+              Map.entry(
+                  Integer.parseInt(name.substring(name.lastIndexOf('-') + 1)), System.nanoTime()));
+        }
+      }
+
+      @Override
+      public void onClose(WatcherException cause) {}
+    };
+  }
+
+  /** {@value #BACKLOG_RECORDS} records of 10 kB to {@link #BACKLOG}, acknowledged by its ISR. */
+  private static void produceBacklog(String bootstrap) {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+      String value = "x".repeat(10_000);
+      List<Future<RecordMetadata>> acks = new ArrayList<>();
+      for (int i = 0; i < BACKLOG_RECORDS; i++) {
+        acks.add(producer.send(new ProducerRecord<>(BACKLOG, value)));
+      }
+      for (Future<RecordMetadata> ack : acks) {
+        ack.get(60, TimeUnit.SECONDS);
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException("the backlog was not acknowledged", e);
     }
   }
 

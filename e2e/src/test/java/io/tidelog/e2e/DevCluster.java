@@ -49,8 +49,16 @@ final class DevCluster implements AutoCloseable {
     this.port = freePorts(brokers);
   }
 
-  String up() throws Exception {
-    Result result = run("up", "--port", String.valueOf(port), "--brokers", String.valueOf(brokers));
+  /** Starts the cluster, each of {@code settings} ({@code key=value}) in every broker's config. */
+  String up(String... settings) throws Exception {
+    List<String> args =
+        new ArrayList<>(
+            List.of("up", "--port", String.valueOf(port), "--brokers", String.valueOf(brokers)));
+    for (String setting : settings) {
+      args.add("--set");
+      args.add(setting);
+    }
+    Result result = run(args.toArray(String[]::new));
     assertThat(result.exitCode()).as("dev up: %s", result.errors()).isZero();
     return result.output().strip();
   }
