@@ -624,6 +624,9 @@ class AdminDifferentialIT {
             brokerChange("1", AlterConfigOp.OpType.DELETE, "log.dirs", null, false),
             brokerChange("1", set, "no.such.broker.config", "1", false),
             brokerChange("1", set, "max.connections", "1000", false),
+            brokerChange("1", set, "follower.replication.throttled.rate", "-1", false),
+            brokerChange("", set, "follower.replication.throttled.rate", "5000000", false),
+            brokerChange("1", set, "follower.replication.throttled.rate", "1000000", false),
             brokerChange("1", AlterConfigOp.OpType.APPEND, "log.cleanup.policy", "compact", false),
             brokerChange("", set, "log.retention.ms", "86400000", false),
             brokerChange("", set, "log.flush.interval.ms", "x", false),
@@ -657,7 +660,8 @@ class AdminDifferentialIT {
                 "log.segment.bytes",
                 "no.such.broker.config",
                 "message.max.bytes",
-                "auto.create.topics.enable");
+                "auto.create.topics.enable",
+                "follower.replication.throttled.rate");
         Map<String, String> d = described(port, new ConfigResource(ConfigResource.Type.BROKER, ""));
         Map<String, String> t =
             described(
@@ -682,6 +686,8 @@ class AdminDifferentialIT {
       assertThat(broker)
           .containsEntry("log.retention.ms", "86400000 DYNAMIC_DEFAULT_BROKER_CONFIG")
           .containsEntry("log.cleanup.policy", "delete,compact DYNAMIC_BROKER_CONFIG")
+          .containsEntry(
+              "follower.replication.throttled.rate", "1000000 DYNAMIC_BROKER_CONFIG read-only")
           .containsEntry("no.such.broker.config", "null DYNAMIC_BROKER_CONFIG read-only sensitive");
       assertThat(topic)
           .containsEntry("retention.ms", "86400000 DYNAMIC_DEFAULT_BROKER_CONFIG")
@@ -702,11 +708,17 @@ class AdminDifferentialIT {
                               AlterConfigOp.OpType.DELETE),
                           new AlterConfigOp(
                               new ConfigEntry("no.such.broker.config", null),
+                              AlterConfigOp.OpType.DELETE),
+                          new AlterConfigOp(
+                              new ConfigEntry("follower.replication.throttled.rate", null),
                               AlterConfigOp.OpType.DELETE)),
                       new ConfigResource(ConfigResource.Type.BROKER, ""),
                       List.of(
                           new AlterConfigOp(
                               new ConfigEntry("log.retention.ms", null),
+                              AlterConfigOp.OpType.DELETE),
+                          new AlterConfigOp(
+                              new ConfigEntry("follower.replication.throttled.rate", null),
                               AlterConfigOp.OpType.DELETE))))
               .all()
               .get();

@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SslConfigs;
@@ -77,6 +78,14 @@ public final class BrokerConfig {
   public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
   public static final String FOLLOWER_REPLICATION_THROTTLED_RATE =
       "follower.replication.throttled.rate";
+
+  /**
+   * Keys that Kafka defines only as dynamic broker configs ({@code DynamicConfig.Broker}), not in
+   * {@code KafkaConfig}: its DescribeConfigs lists one only once it is set, and as read-only
+   * (though AlterConfigs changes it), and so does Tidelog's.
+   */
+  public static final Set<String> LISTED_WHEN_SET = Set.of(FOLLOWER_REPLICATION_THROTTLED_RATE);
+
   public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
   public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS =
       "leader.imbalance.check.interval.seconds";
@@ -944,7 +953,8 @@ public final class BrokerConfig {
 
   /**
    * Every broker config and its value, as DescribeConfigs shows them, with the listener-prefixed
-   * security configs that are set; a sensitive one's value is null.
+   * security configs that are set; a sensitive one's value is null. Kafka's dynamic-only keys
+   * ({@link #LISTED_WHEN_SET}) are shown only when set.
    */
   public Map<String, String> describe() {
     Map<String, String> described = new java.util.TreeMap<>();
@@ -952,6 +962,9 @@ public final class BrokerConfig {
         .configKeys()
         .forEach(
             (key, def) -> {
+              if (LISTED_WHEN_SET.contains(key) && !isSet(key)) {
+                return;
+              }
               Object value = values.get(key);
               described.put(
                   key,

@@ -324,7 +324,8 @@ public final class ConfigsHandler {
         key,
         synonyms,
         known ? BrokerConfig.typeOf(key) : ConfigDef.Type.PASSWORD,
-        !DynamicBrokerConfig.isDynamic(key),
+        // Kafka describes its dynamic-only keys read-only, though AlterConfigs changes them
+        !DynamicBrokerConfig.isDynamic(key) || BrokerConfig.LISTED_WHEN_SET.contains(key),
         !known || BrokerConfig.isSensitive(key),
         known ? BrokerConfig.documentationOf(key) : null);
   }
