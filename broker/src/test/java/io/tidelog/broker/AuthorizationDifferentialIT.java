@@ -303,6 +303,21 @@ class AuthorizationDifferentialIT {
             produce(),
             "NONE"));
     cases.add(
+        new Case(
+            "transactional produce, WRITE on the topic only",
+            List.of(allow(ResourceType.TOPIC, TOPIC, AclOperation.WRITE)),
+            transactionalProduce(),
+            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            // authorized, and no coordinator can verify the transaction (KIP-890)
+            "transactional produce, WRITE on the topic and the transactional id",
+            List.of(
+                allow(ResourceType.TOPIC, TOPIC, AclOperation.WRITE),
+                allow(ResourceType.TRANSACTIONAL_ID, "tx", AclOperation.WRITE)),
+            transactionalProduce(),
+            "NOT_ENOUGH_REPLICAS"));
+    cases.add(
         new Case("fetch, no ACL", List.of(describeTopic), fetch(), "TOPIC_AUTHORIZATION_FAILED"));
     cases.add(new Case("fetch, READ", List.of(readTopic), fetch(), "NONE"));
     cases.add(
@@ -841,9 +856,23 @@ class AuthorizationDifferentialIT {
   }
 
   private static Probe produce() {
+    return produce(
+        null, MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("v".getBytes())));
+  }
+
+  /** A transactional batch in a Produce of transactional id {@code tx}. */
+  private static Probe transactionalProduce() {
+    return produce(
+        "tx",
+        MemoryRecords.withTransactionalRecords(
+            Compression.NONE, 7L, (short) 0, 0, new SimpleRecord("v".getBytes())));
+  }
+
+  private static Probe produce(String transactionalId, MemoryRecords records) {
     return (alice, target) -> {
       ProduceRequestData data =
           new ProduceRequestData()
+              .setTransactionalId(transactionalId)
               .setAcks((short) 1)
               .setTimeoutMs(10_000)
               .setTopicData(
@@ -855,10 +884,7 @@ class AuthorizationDifferentialIT {
                                       List.of(
                                           new ProduceRequestData.PartitionProduceData()
                                               .setIndex(0)
-                                              .setRecords(
-                                                  MemoryRecords.withRecords(
-                                                      Compression.NONE,
-                                                      new SimpleRecord("v".getBytes()))))))
+                                              .setRecords(records))))
                           .iterator()));
       ProduceResponse response = (ProduceResponse) alice.send(new ProduceRequest(data, (short) 9));
       return Errors.forCode(

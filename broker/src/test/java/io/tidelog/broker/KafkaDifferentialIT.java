@@ -3,6 +3,7 @@ package io.tidelog.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,8 +25,13 @@ import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCol
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
@@ -245,6 +251,92 @@ class KafkaDifferentialIT {
                         p ->
                             results.add(
                                 t.name() + "-" + p.index() + " " + Errors.forCode(p.errorCode()))));
+    return results;
+  }
+
+  /**
+   * A client may not write what only a transaction coordinator writes or vouches for. Transactional
+   * records (a commit marker, or a transactional batch) without a transactional id are refused
+   * TRANSACTIONAL_ID_AUTHORIZATION_FAILED; with one, no coordinator can verify that the partition
+   * was added to a transaction (Kafka has no __transaction_state yet here, and Tidelog has no
+   * coordinator), so NOT_ENOUGH_REPLICAS; a control batch that is not transactional is refused
+   * INVALID_RECORD. Each answer is Kafka 4.1's, and nothing is appended.
+   */
+  @Test
+  void aClientsMarkersAndTransactionalBatchesOutsideATransactionAreRefusedAsByKafka()
+      throws Exception {
+    TopicPartition tp = new TopicPartition("dup", 0);
+    long[] before = {latestOffset(kafka.port, tp), latestOffset(tidelog.port, tp)};
+    List<MemoryRecords> transactional =
+        List.of(
+            MemoryRecords.withEndTransactionMarker(
+                7L, (short) 0, new EndTransactionMarker(ControlRecordType.COMMIT, 0)),
+            MemoryRecords.withTransactionalRecords(
+                Compression.NONE, 7L, (short) 0, 0, new SimpleRecord("uncommitted".getBytes())));
+    for (MemoryRecords batch : transactional) {
+      ProduceRequest anonymous = SampleRequests.repeatedProduce((short) -1, tp, List.of(batch));
+      List<List<String>> views = both(anonymous, KafkaDifferentialIT::partitionResultsAndMessages);
+      assertSame(views);
+      assertThat(views.get(1)).containsExactly("dup-0 TRANSACTIONAL_ID_AUTHORIZATION_FAILED null");
+
+      ProduceRequest named =
+          new ProduceRequest(
+              SampleRequests.repeatedProduce((short) -1, tp, List.of(batch))
+                  .data()
+                  .setTransactionalId("tx"),
+              (short) 9);
+      views = both(named, KafkaDifferentialIT::partitionResultsAndMessages);
+      assertSame(views);
+      assertThat(views.get(1))
+          .singleElement()
+          .asString()
+          .startsWith("dup-0 NOT_ENOUGH_REPLICAS Unable to verify");
+    }
+    ByteBuffer buffer = ByteBuffer.allocate(256);
+    MemoryRecordsBuilder control =
+        MemoryRecords.builder(
+            buffer,
+            RecordBatch.CURRENT_MAGIC_VALUE,
+            Compression.NONE,
+            TimestampType.CREATE_TIME,
+            0L,
+            RecordBatch.NO_TIMESTAMP,
+            RecordBatch.NO_PRODUCER_ID,
+            RecordBatch.NO_PRODUCER_EPOCH,
+            RecordBatch.NO_SEQUENCE,
+            false,
+            true,
+            RecordBatch.NO_PARTITION_LEADER_EPOCH);
+    control.appendControlRecord(
+        System.currentTimeMillis(), ControlRecordType.COMMIT, ByteBuffer.allocate(6));
+    List<List<String>> views =
+        both(
+            SampleRequests.repeatedProduce((short) -1, tp, List.of(control.build())),
+            KafkaDifferentialIT::partitionResults);
+    assertSame(views); // Kafka gives no message; Tidelog says clients may not write control records
+    assertThat(views.get(1)).containsExactly("dup-0 INVALID_RECORD");
+    assertThat(latestOffset(kafka.port, tp)).isEqualTo(before[0]);
+    assertThat(latestOffset(tidelog.port, tp)).isEqualTo(before[1]);
+  }
+
+  private static List<String> partitionResultsAndMessages(ProduceResponse response) {
+    List<String> results = new ArrayList<>();
+    response
+        .data()
+        .responses()
+        .forEach(
+            t ->
+                t.partitionResponses()
+                    .forEach(
+                        p ->
+                            results.add(
+                                t.name()
+                                    + "-"
+                                    + p.index()
+                                    + " "
+                                    + Errors.forCode(p.errorCode())
+                                    + " "
+                                    + p.errorMessage())));
     return results;
   }
 

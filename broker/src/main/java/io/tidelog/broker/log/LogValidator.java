@@ -39,7 +39,8 @@ final class LogValidator {
    * values skipped, never held), so that a compression bomb is stopped at the limit. A follower's
    * append checks neither: its leader took those batches, perhaps under other settings.
    *
-   * @throws InvalidRecordException for a wrong magic, count or offset delta, or a missing key
+   * @throws InvalidRecordException for a wrong magic, count or offset delta, a missing key, or a
+   *     producer's control batch
    * @throws CorruptRecordException for a CRC mismatch or trailing bytes that are not a batch
    * @throws RecordTooLargeException for a batch above {@code max.message.bytes}, or above {@code
    *     tidelog.max.uncompressed.message.bytes} once decompressed
@@ -73,6 +74,10 @@ final class LogValidator {
       if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
         throw new InvalidRecordException(
             "Only record batches with magic 2 are accepted; got magic " + batch.magic());
+      }
+      if (fromProducer && batch.isControlBatch()) {
+        // commit and abort markers are a transaction coordinator's to write, as in Kafka
+        throw new InvalidRecordException("Clients are not allowed to write control records");
       }
       if (batch.sizeInBytes() > config.maxMessageBytes()) {
         throw new RecordTooLargeException(

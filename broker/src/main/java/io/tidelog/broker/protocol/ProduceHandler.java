@@ -33,8 +33,20 @@ import org.apache.kafka.common.resource.ResourceType;
  * acks=0} gets no response (the dispatcher drops it). Any other {@code acks} is refused with
  * INVALID_REQUIRED_ACKS for every partition, as Kafka refuses it. A topic the client may not WRITE
  * to is answered TOPIC_AUTHORIZATION_FAILED before anything else, as in Kafka.
+ *
+ * <p>Transactional records (a partition's first batch transactional, as Kafka checks) need the
+ * request's {@code transactional_id} and WRITE on it, or the whole request is answered
+ * TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers it. With them, each partition of
+ * transactional records is answered as Kafka 4.1 answers when no transaction coordinator can verify
+ * that the partition was added to the transaction (KIP-890): NOT_ENOUGH_REPLICAS, nothing appended.
+ * Tidelog has no transaction coordinator yet.
  */
 public final class ProduceHandler {
+  /** Kafka 4.1's answer while no transaction coordinator is available to verify a partition. */
+  static final String UNVERIFIED_TRANSACTION =
+      "Unable to verify the partition has been added to the transaction. Underlying error:"
+          + " COORDINATOR_NOT_AVAILABLE";
+
   private final ReplicaManager replicas;
   private final TopicMetrics metrics;
   private final Authorization authorization;
@@ -54,6 +66,17 @@ public final class ProduceHandler {
   CompletableFuture<ProduceResponse> handle(RequestContext context, AbstractRequest request) {
     RequestHeader header = context.header;
     ProduceRequest produce = (ProduceRequest) request;
+    boolean transactional = hasTransactionalRecords(produce);
+    if (transactional
+        && (produce.transactionalId() == null
+            || !authorization.allowed(
+                context,
+                AclOperation.WRITE,
+                ResourceType.TRANSACTIONAL_ID,
+                produce.transactionalId()))) {
+      return CompletableFuture.completedFuture(
+          produce.getErrorResponse(0, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.exception()));
+    }
     Predicate<String> writable = authorization.on(context, AclOperation.WRITE, ResourceType.TOPIC);
     boolean validAcks = produce.acks() == -1 || produce.acks() == 0 || produce.acks() == 1;
     List<CompletableFuture<Void>> appends = new ArrayList<>();
@@ -85,6 +108,14 @@ public final class ProduceHandler {
       }
       if (!(entry.getValue().records() instanceof MemoryRecords records)) {
         response.setErrorCode(Errors.CORRUPT_MESSAGE.code());
+        metrics.produceFailed(tp.topic());
+        continue;
+      }
+      if (transactional && isTransactional(records)) {
+        response
+            .setErrorCode(Errors.NOT_ENOUGH_REPLICAS.code())
+            .setErrorMessage(UNVERIFIED_TRANSACTION)
+            .setBaseOffset(-1);
         metrics.produceFailed(tp.topic());
         continue;
       }
@@ -120,6 +151,25 @@ public final class ProduceHandler {
         quota.recordAndGetThrottleTimeMs(context.principal.getName(), context.clientId(), bytes);
     return CompletableFuture.allOf(appends.toArray(CompletableFuture[]::new))
         .thenApply(v -> new ProduceResponse(data.setThrottleTimeMs(throttleMs)));
+  }
+
+  /** Whether some partition's first batch is transactional, as Kafka's RequestUtils checks. */
+  private static boolean hasTransactionalRecords(ProduceRequest produce) {
+    for (PartitionProduceData partition : partitions(produce).values()) {
+      if (partition.records() instanceof MemoryRecords records && isTransactional(records)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean isTransactional(MemoryRecords records) {
+    var batches = records.batches().iterator();
+    try {
+      return batches.hasNext() && batches.next().isTransactional();
+    } catch (RuntimeException malformed) {
+      return false; // the partition's validation answers it
+    }
   }
 
   /**
