@@ -30,6 +30,8 @@ final class RequestMetrics {
             .register(registry);
     inFlight =
         Gauge.builder()
+            // an exemplar sampler schedules on a locked queue: not on an event loop
+            .withoutExemplars()
             .name("tidelog_requests_in_flight")
             .help("Requests received and not answered yet")
             .register(registry);
