@@ -31,6 +31,7 @@ import io.tidelog.broker.protocol.AclsHandler;
 import io.tidelog.broker.protocol.BrokerApis;
 import io.tidelog.broker.protocol.ClientQuotasHandler;
 import io.tidelog.broker.protocol.ConfigsHandler;
+import io.tidelog.broker.protocol.DescribeProducersHandler;
 import io.tidelog.broker.protocol.ElectLeadersHandler;
 import io.tidelog.broker.protocol.FetchHandler;
 import io.tidelog.broker.protocol.GroupHandler;
@@ -481,6 +482,7 @@ public final class Broker implements AutoCloseable {
             new AclsHandler(metadata, authorization, metadataExecutor),
             new ClientQuotasHandler(metadata, metadataExecutor, authorization),
             new LogDirsHandler(replicas, authorization),
+            new DescribeProducersHandler(metadata, replicas, authorization),
             new ElectLeadersHandler(metadata, metadataExecutor, authorization));
     AuthenticationMetrics authentications = new AuthenticationMetrics(registry);
     server =

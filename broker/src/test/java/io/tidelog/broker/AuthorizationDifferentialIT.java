@@ -35,6 +35,7 @@ import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
+import org.apache.kafka.common.message.DescribeProducersRequestData;
 import org.apache.kafka.common.message.DescribeUserScramCredentialsRequestData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
@@ -71,6 +72,8 @@ import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 import org.apache.kafka.common.requests.DescribeGroupsRequest;
 import org.apache.kafka.common.requests.DescribeGroupsResponse;
+import org.apache.kafka.common.requests.DescribeProducersRequest;
+import org.apache.kafka.common.requests.DescribeProducersResponse;
 import org.apache.kafka.common.requests.DescribeUserScramCredentialsRequest;
 import org.apache.kafka.common.requests.DescribeUserScramCredentialsResponse;
 import org.apache.kafka.common.requests.FetchRequest;
@@ -320,6 +323,14 @@ class AuthorizationDifferentialIT {
     cases.add(
         new Case("fetch, no ACL", List.of(describeTopic), fetch(), "TOPIC_AUTHORIZATION_FAILED"));
     cases.add(new Case("fetch, READ", List.of(readTopic), fetch(), "NONE"));
+    cases.add(
+        new Case(
+            "describe producers, DESCRIBE only",
+            List.of(describeTopic),
+            describeProducers(),
+            "TOPIC_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case("describe producers, READ", List.of(readTopic), describeProducers(), "NONE"));
     cases.add(
         new Case(
             "fetch, READ denied",
@@ -890,6 +901,21 @@ class AuthorizationDifferentialIT {
       return Errors.forCode(
               response.data().responses().iterator().next().partitionResponses().get(0).errorCode())
           .name();
+    };
+  }
+
+  private static Probe describeProducers() {
+    return (alice, target) -> {
+      DescribeProducersRequestData data = new DescribeProducersRequestData();
+      data.topics()
+          .add(
+              new DescribeProducersRequestData.TopicRequest()
+                  .setName(TOPIC)
+                  .setPartitionIndexes(List.of(0)));
+      DescribeProducersResponse response =
+          (DescribeProducersResponse)
+              alice.send(new DescribeProducersRequest.Builder(data).build((short) 0));
+      return Errors.forCode(response.data().topics().get(0).partitions().get(0).errorCode()).name();
     };
   }
 

@@ -13,6 +13,9 @@ import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
@@ -22,6 +25,7 @@ import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartiti
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
+import org.apache.kafka.common.message.DescribeProducersRequestData;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
 import org.apache.kafka.common.protocol.Errors;
@@ -38,11 +42,14 @@ import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DescribeProducersRequest;
+import org.apache.kafka.common.requests.DescribeProducersResponse;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -338,6 +345,107 @@ class KafkaDifferentialIT {
                                     + " "
                                     + p.errorMessage())));
     return results;
+  }
+
+  /**
+   * DescribeProducers, after an idempotent producer sent three batches: both brokers describe one
+   * producer at epoch 0 and last sequence 2, no transaction; a partition out of range and an
+   * unknown topic are UNKNOWN_TOPIC_OR_PARTITION on both. Kafka's own {@code kafka-transactions
+   * describe-producers} prints the producer from Tidelog.
+   */
+  @Test
+  void describeProducersShowsAnIdempotentProducersEpochAndSequenceAsKafkaDoes() throws Exception {
+    List<String> described = new ArrayList<>();
+    for (int port : ports()) {
+      String bootstrap = "127.0.0.1:" + port;
+      try (Admin admin =
+          Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+        admin.createTopics(List.of(new NewTopic("producers", 1, (short) 1))).all().get();
+      }
+      try (KafkaProducer<byte[], byte[]> producer =
+          new KafkaProducer<>(
+              Map.of(
+                  ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                  bootstrap,
+                  ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                  true),
+              new ByteArraySerializer(),
+              new ByteArraySerializer())) {
+        for (int i = 0; i < 3; i++) {
+          producer.send(new ProducerRecord<>("producers", 0, null, new byte[10])).get();
+        }
+      }
+      DescribeProducersRequestData data = new DescribeProducersRequestData();
+      data.topics()
+          .add(
+              new DescribeProducersRequestData.TopicRequest()
+                  .setName("producers")
+                  .setPartitionIndexes(List.of(0, 5)));
+      data.topics()
+          .add(
+              new DescribeProducersRequestData.TopicRequest()
+                  .setName("no-such-topic")
+                  .setPartitionIndexes(List.of(0)));
+      try (RawKafkaClient client = new RawKafkaClient(port, 60_000)) {
+        DescribeProducersResponse response =
+            (DescribeProducersResponse)
+                client.send(new DescribeProducersRequest.Builder(data).build((short) 0));
+        List<String> view = new ArrayList<>();
+        response
+            .data()
+            .topics()
+            .forEach(
+                t ->
+                    t.partitions()
+                        .forEach(
+                            p -> {
+                              view.add(
+                                  t.name()
+                                      + "-"
+                                      + p.partitionIndex()
+                                      + " "
+                                      + Errors.forCode(p.errorCode()));
+                              p.activeProducers()
+                                  .forEach(
+                                      a -> {
+                                        assertThat(a.producerId()).isNotNegative();
+                                        assertThat(a.lastTimestamp()).isPositive();
+                                        view.add(
+                                            "  epoch "
+                                                + a.producerEpoch()
+                                                + " last sequence "
+                                                + a.lastSequence()
+                                                + " coordinator epoch "
+                                                + a.coordinatorEpoch()
+                                                + " transaction start "
+                                                + a.currentTxnStartOffset());
+                                      });
+                            }));
+        described.add(String.join("\n", view));
+      }
+    }
+    assertThat(described.get(1)).as("Tidelog's answer").isEqualTo(described.get(0));
+    assertThat(described.get(1))
+        .isEqualTo(
+            String.join(
+                "\n",
+                "producers-0 NONE",
+                "  epoch 0 last sequence 2 coordinator epoch -1 transaction start -1",
+                "producers-5 UNKNOWN_TOPIC_OR_PARTITION",
+                "no-such-topic-0 UNKNOWN_TOPIC_OR_PARTITION"));
+    ApacheKafka.ToolRun tool =
+        ApacheKafka.tool(
+            "",
+            "org.apache.kafka.tools.TransactionsCommand",
+            "--bootstrap-server",
+            "127.0.0.1:" + tidelog.port,
+            "describe-producers",
+            "--topic",
+            "producers",
+            "--partition",
+            "0");
+    assertThat(tool.exitStatus()).as(tool.output()).isZero();
+    assertThat(tool.output()).containsPattern("\\d+\\s+0\\s+-1\\s+2\\s+\\d+\\s+None");
   }
 
   @Test

@@ -653,6 +653,11 @@ public final class PartitionLog implements AutoCloseable {
     return logStartOffset;
   }
 
+  /** The idempotent producers this log remembers (until {@code producer.id.expiration.ms}). */
+  public List<ActiveProducer> activeProducers() {
+    return producerState.activeProducers();
+  }
+
   public long logEndOffset() {
     return logEndOffset;
   }

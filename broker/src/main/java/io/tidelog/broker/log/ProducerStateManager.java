@@ -137,6 +137,18 @@ final class ProducerStateManager {
   }
 
   /** Each producer's id to the last offset of its last batch. */
+  /** The producers the table holds now, by producer id. */
+  List<ActiveProducer> activeProducers() {
+    List<ActiveProducer> active = new ArrayList<>();
+    new TreeMap<>(producers)
+        .forEach(
+            (id, entry) ->
+                active.add(
+                    new ActiveProducer(
+                        id, entry.epoch, entry.lastSequence(), entry.lastAppendedMs())));
+    return active;
+  }
+
   Map<Long, Long> lastOffsets() {
     Map<Long, Long> last = new HashMap<>();
     producers.forEach(

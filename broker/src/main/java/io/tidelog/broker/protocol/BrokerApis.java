@@ -14,4 +14,5 @@ public record BrokerApis(
     AclsHandler acls,
     ClientQuotasHandler quotas,
     LogDirsHandler logDirs,
+    DescribeProducersHandler producers,
     ElectLeadersHandler elections) {}

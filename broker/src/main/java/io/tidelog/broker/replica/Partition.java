@@ -1,6 +1,7 @@
 package io.tidelog.broker.replica;
 
 import io.tidelog.broker.cluster.PartitionState;
+import io.tidelog.broker.log.ActiveProducer;
 import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.log.LogAppendInfo;
 import io.tidelog.broker.log.LogCleaner;
@@ -425,6 +426,10 @@ final class Partition {
       log.truncateTo(leaderHighWatermark);
     }
     setHighWatermark(Math.min(highWatermark, log.logEndOffset()));
+  }
+
+  List<ActiveProducer> activeProducers() {
+    return log.activeProducers();
   }
 
   long logStartOffset() {

@@ -7,6 +7,7 @@ import io.tidelog.broker.cluster.MetadataStore.PartitionChange;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.EffectiveTopicConfigs;
+import io.tidelog.broker.log.ActiveProducer;
 import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.log.LogAppendInfo;
 import io.tidelog.broker.log.LogCleaner;
@@ -635,6 +636,16 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
         p -> {
           p.checkLeader(currentLeaderEpoch);
           return p.endOffsetForEpoch(epoch);
+        });
+  }
+
+  /** The idempotent producers of a partition led here, for DescribeProducers. */
+  public CompletableFuture<List<ActiveProducer>> activeProducers(TopicPartition tp) {
+    return forClient(
+        tp,
+        p -> {
+          p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+          return p.activeProducers();
         });
   }
 
