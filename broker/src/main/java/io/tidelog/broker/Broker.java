@@ -124,13 +124,17 @@ public final class Broker implements AutoCloseable {
   private final DynamicBrokerConfig dynamicConfig;
   private final EffectiveTopicConfigs topicConfigs;
 
-  /** The client quotas, and the Kafka metrics their rates and buckets live in. */
+  /**
+   * The client quotas, the follower replication throttle, and the Kafka metrics their rates and
+   * buckets live in.
+   */
   private record Quotas(
       Metrics metrics,
       ClientQuotaManager produce,
       ClientQuotaManager fetch,
       ClientQuotaManager requests,
-      ControllerMutationQuotaManager mutations) {}
+      ControllerMutationQuotaManager mutations,
+      ReplicationQuota follower) {}
 
   private PeerListener peers;
   private ReplicaFetchers fetchers;
@@ -290,6 +294,26 @@ public final class Broker implements AutoCloseable {
     }
     ExecutorService metadataExecutor =
         Executors.newSingleThreadExecutor(r -> new Thread(r, "tidelog-metadata"));
+    Counter replicationBytes = ReplicationQuota.counter(registry);
+    ReplicationQuota leaderQuota =
+        new ReplicationQuota(
+            quotaMetrics,
+            Time.SYSTEM,
+            replicationBytes,
+            "leader",
+            dynamicConfig.current().leaderReplicationThrottledRate());
+    ReplicationQuota followerQuota =
+        new ReplicationQuota(
+            quotaMetrics,
+            Time.SYSTEM,
+            replicationBytes,
+            "follower",
+            dynamicConfig.current().followerReplicationThrottledRate());
+    dynamicConfig.addListener(
+        running -> {
+          leaderQuota.update(running.leaderReplicationThrottledRate());
+          followerQuota.update(running.followerReplicationThrottledRate());
+        });
     ReplicaManager replicas =
         new ReplicaManager(
             config.nodeId(),
@@ -298,7 +322,8 @@ public final class Broker implements AutoCloseable {
             topicConfigs,
             config.numIoThreads(),
             config.replicaLagTimeMaxMs(),
-            metadataExecutor);
+            metadataExecutor,
+            leaderQuota);
     Broker broker =
         new Broker(
             vertx,
@@ -309,7 +334,8 @@ public final class Broker implements AutoCloseable {
             security,
             authorization,
             registry,
-            new Quotas(quotaMetrics, produceQuota, fetchQuota, requestQuota, mutationQuota),
+            new Quotas(
+                quotaMetrics, produceQuota, fetchQuota, requestQuota, mutationQuota, followerQuota),
             dynamicConfig,
             topicConfigs);
     // As in Kafka, clients are served only once the broker is registered: before that it could not
@@ -362,15 +388,6 @@ public final class Broker implements AutoCloseable {
   /** Follows the metadata, registers, and campaigns for controller. */
   private void join(BrokerConfig config) throws InterruptedException {
     peers = peerListener(config.listeners().interBroker(), config);
-    ReplicationQuota followerQuota =
-        new ReplicationQuota(
-            quotas.metrics(),
-            Time.SYSTEM,
-            ReplicationQuota.counter(registry),
-            "follower",
-            dynamicConfig.current().followerReplicationThrottledRate());
-    dynamicConfig.addListener(
-        running -> followerQuota.update(running.followerReplicationThrottledRate()));
     fetchers =
         new ReplicaFetchers(
             vertx,
@@ -380,7 +397,7 @@ public final class Broker implements AutoCloseable {
             config.replicaFetchWaitMaxMs(),
             config.replicaFetchMaxBytes(),
             config.replicaFetchResponseMaxBytes(),
-            followerQuota);
+            quotas.follower());
     replicas.start(fetchers);
     groups = new GroupCoordinator(config.groupConfig(), metadata, replicas, Time.SYSTEM);
     groups.start(); // before registering, so that it sees every __consumer_offsets leadership

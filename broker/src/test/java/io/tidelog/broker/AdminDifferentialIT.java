@@ -627,6 +627,7 @@ class AdminDifferentialIT {
             brokerChange("1", set, "follower.replication.throttled.rate", "-1", false),
             brokerChange("", set, "follower.replication.throttled.rate", "5000000", false),
             brokerChange("1", set, "follower.replication.throttled.rate", "1000000", false),
+            brokerChange("1", set, "leader.replication.throttled.rate", "2000000", false),
             brokerChange("1", AlterConfigOp.OpType.APPEND, "log.cleanup.policy", "compact", false),
             brokerChange("", set, "log.retention.ms", "86400000", false),
             brokerChange("", set, "log.flush.interval.ms", "x", false),
@@ -661,7 +662,8 @@ class AdminDifferentialIT {
                 "no.such.broker.config",
                 "message.max.bytes",
                 "auto.create.topics.enable",
-                "follower.replication.throttled.rate");
+                "follower.replication.throttled.rate",
+                "leader.replication.throttled.rate");
         Map<String, String> d = described(port, new ConfigResource(ConfigResource.Type.BROKER, ""));
         Map<String, String> t =
             described(
@@ -711,6 +713,9 @@ class AdminDifferentialIT {
                               AlterConfigOp.OpType.DELETE),
                           new AlterConfigOp(
                               new ConfigEntry("follower.replication.throttled.rate", null),
+                              AlterConfigOp.OpType.DELETE),
+                          new AlterConfigOp(
+                              new ConfigEntry("leader.replication.throttled.rate", null),
                               AlterConfigOp.OpType.DELETE)),
                       new ConfigResource(ConfigResource.Type.BROKER, ""),
                       List.of(

@@ -78,13 +78,16 @@ public final class BrokerConfig {
   public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
   public static final String FOLLOWER_REPLICATION_THROTTLED_RATE =
       "follower.replication.throttled.rate";
+  public static final String LEADER_REPLICATION_THROTTLED_RATE =
+      "leader.replication.throttled.rate";
 
   /**
    * Keys that Kafka defines only as dynamic broker configs ({@code DynamicConfig.Broker}), not in
    * {@code KafkaConfig}: its DescribeConfigs lists one only once it is set, and as read-only
    * (though AlterConfigs changes it), and so does Tidelog's.
    */
-  public static final Set<String> LISTED_WHEN_SET = Set.of(FOLLOWER_REPLICATION_THROTTLED_RATE);
+  public static final Set<String> LISTED_WHEN_SET =
+      Set.of(FOLLOWER_REPLICATION_THROTTLED_RATE, LEADER_REPLICATION_THROTTLED_RATE);
 
   public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
   public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS =
@@ -386,6 +389,15 @@ public final class BrokerConfig {
                 atLeast(0),
                 MEDIUM,
                 "Bytes a follower fetches per request.")
+            .define(
+                LEADER_REPLICATION_THROTTLED_RATE,
+                LONG,
+                Long.MAX_VALUE,
+                atLeast(0),
+                MEDIUM,
+                "The bytes per second this broker, as leader, sends at most to followers that are"
+                    + " out of the ISR, for the replicas here that topics'"
+                    + " leader.replication.throttled.replicas list.")
             .define(
                 FOLLOWER_REPLICATION_THROTTLED_RATE,
                 LONG,
@@ -880,6 +892,10 @@ public final class BrokerConfig {
 
   public int replicaFetchResponseMaxBytes() {
     return (Integer) values.get(REPLICA_FETCH_RESPONSE_MAX_BYTES);
+  }
+
+  public long leaderReplicationThrottledRate() {
+    return (Long) values.get(LEADER_REPLICATION_THROTTLED_RATE);
   }
 
   public long followerReplicationThrottledRate() {

@@ -59,7 +59,8 @@ public final class DynamicBrokerConfig {
           BrokerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE,
           BrokerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND,
           BrokerConfig.LOG_CLEANER_BACKOFF_MS,
-          // the follower replication throttle, for the fetches that come next
+          // the replication throttles, for the fetches that come next
+          BrokerConfig.LEADER_REPLICATION_THROTTLED_RATE,
           BrokerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE,
           // the listeners' connection limits, for the connections that come next
           BrokerConfig.MAX_CONNECTIONS,

@@ -16,9 +16,10 @@ import org.apache.kafka.common.utils.Time;
  * A replication throttle (KIP-73), as Kafka's {@code ReplicationQuotaManager}: the bytes that
  * throttled replicas fetch, measured with a kafka-clients {@link SimpleRate} over {@value
  * ClientQuotaManager#SAMPLES} windows of {@value ClientQuotaManager#WINDOW_SECONDS} s, against a
- * byte rate ({@code follower.replication.throttled.rate}; {@link Long#MAX_VALUE}, Kafka's default,
- * throttles nothing). Which replicas are throttled is each topic's {@code
- * *.replication.throttled.replicas} ({@link #lists}). Thread-safe.
+ * byte rate ({@code leader.replication.throttled.rate} or {@code
+ * follower.replication.throttled.rate}; {@link Long#MAX_VALUE}, Kafka's default, throttles
+ * nothing). Which replicas are throttled is each topic's {@code *.replication.throttled.replicas}
+ * ({@link #lists}). Thread-safe.
  */
 public final class ReplicationQuota {
   /** A topic's throttled-replicas value that throttles every replica of it. */
@@ -27,6 +28,9 @@ public final class ReplicationQuota {
   /** The topic config that lists the replicas a follower throttle holds back. */
   public static final String FOLLOWER_THROTTLED_REPLICAS =
       "follower.replication.throttled.replicas";
+
+  /** The topic config that lists the leader replicas whose out-of-sync followers are throttled. */
+  public static final String LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas";
 
   private final Sensor sensor;
   private final MetricName rate;

@@ -289,7 +289,8 @@ final class Partition {
 
   /**
    * Serves a follower's fetch: records the follower's LEO (its fetch offset), checks its last
-   * fetched epoch against this log's epochs (KIP-320), and reads up to the log end.
+   * fetched epoch against this log's epochs (KIP-320), and reads up to the log end; or, when {@code
+   * withhold} (a leader replication throttle), reads nothing.
    */
   FollowerRead readForFollower(
       int replicaId,
@@ -297,6 +298,7 @@ final class Partition {
       int lastFetchedEpoch,
       int currentLeaderEpoch,
       int maxBytes,
+      boolean withhold,
       long nowMs) {
     checkLeader(currentLeaderEpoch);
     Follower follower = leaderState.followers.get(replicaId);
@@ -334,7 +336,16 @@ final class Partition {
     follower.leaderEndOffsetAtLastFetch = leaderEnd;
     follower.lastFetchMs = nowMs;
     maybeAdvanceHighWatermark();
-    return new FollowerRead(log.read(fetchOffset, maxBytes, leaderEnd), null, highWatermark);
+    LogReadInfo read =
+        withhold
+            ? new LogReadInfo(MemoryRecords.EMPTY, 0, fetchOffset)
+            : log.read(fetchOffset, maxBytes, leaderEnd);
+    return new FollowerRead(read, null, highWatermark);
+  }
+
+  /** As leader: whether {@code replicaId} is in the ISR. */
+  boolean inIsr(int replicaId) {
+    return state != null && state.isr().contains(replicaId);
   }
 
   /**

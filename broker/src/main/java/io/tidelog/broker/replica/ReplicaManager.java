@@ -60,6 +60,10 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   private final LogManager logManager;
   private final MetadataStore metadata;
   private final EffectiveTopicConfigs topicConfigs;
+
+  /** {@code leader.replication.throttled.rate}, for followers out of the ISR (KIP-73). */
+  private final ReplicationQuota leaderQuota;
+
   private final long replicaLagTimeMaxMs;
   private final Shard[] shards;
   private final IsrChangeSender isrChanges;
@@ -86,8 +90,10 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
       EffectiveTopicConfigs topicConfigs,
       int shardCount,
       long replicaLagTimeMaxMs,
-      Executor metadataExecutor) {
+      Executor metadataExecutor,
+      ReplicationQuota leaderQuota) {
     this.localId = localId;
+    this.leaderQuota = leaderQuota;
     this.logManager = logManager;
     this.metadata = metadata;
     this.topicConfigs = topicConfigs;
@@ -416,6 +422,13 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
             && fetch.currentLeaderEpoch() != p.leaderEpoch())) {
       return DelayedFetch.ANSWER_NOW;
     }
+    if (params.byFollower()
+        && withheld(
+            p,
+            throttles(fetch.tp(), ReplicationQuota.LEADER_THROTTLED_REPLICAS),
+            params.replicaId())) {
+      return 0; // what the throttle withholds does not complete the wait, as in Kafka
+    }
     try {
       // out of range answers now: the read that answers says so; a consumer past the high
       // watermark (a new leader's may lag) waits, as in Kafka
@@ -474,6 +487,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     return onPartition(
         tp,
         p -> {
+          boolean throttled = throttles(tp, ReplicationQuota.LEADER_THROTTLED_REPLICAS);
           Partition.FollowerRead read =
               p.readForFollower(
                   replicaId,
@@ -481,7 +495,11 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
                   lastFetchedEpoch,
                   currentLeaderEpoch,
                   maxBytes,
+                  withheld(p, throttled, replicaId),
                   System.currentTimeMillis());
+          if (throttled && read.read() != null) {
+            leaderQuota.record(read.read().records().sizeInBytes());
+          }
           changed(tp);
           maybeChangeIsr(p);
           return new PartitionRead(
@@ -500,17 +518,24 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
         p ->
             p.isLeader() || p.leaderId() != leaderId
                 ? Optional.empty()
-                : Optional.of(p.fetchPosition(followerThrottled(tp))));
+                : Optional.of(
+                    p.fetchPosition(throttles(tp, ReplicationQuota.FOLLOWER_THROTTLED_REPLICAS))));
   }
 
-  /** Whether {@code tp}'s topic lists this broker's replica in its follower throttle. */
-  private boolean followerThrottled(TopicPartition tp) {
+  /** Whether {@code tp}'s topic lists this broker's replica in its throttle {@code config}. */
+  private boolean throttles(TopicPartition tp, String config) {
     TopicMetadata topic = metadata.image().topics().get(tp.topic());
     return topic != null
-        && ReplicationQuota.lists(
-            topic.configs().get(ReplicationQuota.FOLLOWER_THROTTLED_REPLICAS),
-            tp.partition(),
-            localId);
+        && ReplicationQuota.lists(topic.configs().get(config), tp.partition(), localId);
+  }
+
+  /**
+   * Whether the leader throttle holds back what follower {@code replicaId} would read of {@code p}:
+   * a throttled replica, a follower out of the ISR, the rate exceeded (Kafka's {@code
+   * shouldLeaderThrottle}).
+   */
+  private boolean withheld(Partition p, boolean throttled, int replicaId) {
+    return throttled && !p.inIsr(replicaId) && leaderQuota.isExceeded();
   }
 
   @Override

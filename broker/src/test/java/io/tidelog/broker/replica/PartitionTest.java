@@ -53,7 +53,7 @@ class PartitionTest {
     partition.applyState(new PartitionState(0, 1, List.of(0, 1), 1, 10), List.of(0, 1, 2), 1, NOW);
     // Follower 2 fetches at the leader's end: caught up
     Partition.FollowerRead read =
-        partition.readForFollower(2, log.logEndOffset(), lastFetchedEpoch, 1, 1024, NOW);
+        partition.readForFollower(2, log.logEndOffset(), lastFetchedEpoch, 1, 1024, false, NOW);
     assertThat(read.divergingEpoch()).isNull();
     return partition;
   }
@@ -100,10 +100,12 @@ class PartitionTest {
     assertThat(log(three).latestEpoch()).isEqualTo(2);
 
     Partition.FollowerRead diverged =
-        two.readForFollower(3, log(three).logEndOffset(), log(three).latestEpoch(), 3, 1024, NOW);
+        two.readForFollower(
+            3, log(three).logEndOffset(), log(three).latestEpoch(), 3, 1024, false, NOW);
     three.onFetched(3, diverged.divergingEpoch(), MemoryRecords.EMPTY, 2, 0);
     Partition.FollowerRead next =
-        two.readForFollower(3, log(three).logEndOffset(), log(three).latestEpoch(), 3, 1024, NOW);
+        two.readForFollower(
+            3, log(three).logEndOffset(), log(three).latestEpoch(), 3, 1024, false, NOW);
 
     assertThat(diverged.divergingEpoch()).isEqualTo(new EpochEndOffset(1, 2));
     assertThat(log(three).logEndOffset()).isEqualTo(2);
@@ -175,10 +177,10 @@ class PartitionTest {
     DelayedProduce waiting = waitingAcksAll(partition);
     long end = log(partition).logEndOffset();
 
-    partition.readForFollower(1, end, partition.leaderEpoch(), 1, 1024, NOW);
+    partition.readForFollower(1, end, partition.leaderEpoch(), 1, 1024, false, NOW);
     waiting.tryComplete(partition.tp);
     assertThat(waiting.result()).as("follower 2 has not fetched past it").isNotDone();
-    partition.readForFollower(2, end, partition.leaderEpoch(), 1, 1024, NOW);
+    partition.readForFollower(2, end, partition.leaderEpoch(), 1, 1024, false, NOW);
     waiting.tryComplete(partition.tp);
 
     assertThat(waiting.result()).succeedsWithin(Duration.ZERO);

@@ -51,6 +51,7 @@ public final class DynamicConfigs {
           "log.cleaner.dedupe.buffer.size",
           "log.cleaner.io.max.bytes.per.second",
           "log.cleaner.backoff.ms",
+          "leader.replication.throttled.rate",
           "follower.replication.throttled.rate",
           "max.connections",
           "max.connections.per.ip",
