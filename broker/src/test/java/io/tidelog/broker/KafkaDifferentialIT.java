@@ -28,6 +28,7 @@ import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCol
 import org.apache.kafka.common.message.DescribeProducersRequestData;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
+import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.ControlRecordType;
 import org.apache.kafka.common.record.EndTransactionMarker;
@@ -248,17 +249,19 @@ class KafkaDifferentialIT {
 
   private static List<String> partitionResults(ProduceResponse response) {
     List<String> results = new ArrayList<>();
+    forEachPartition(
+        response,
+        (name, p) -> results.add(name + "-" + p.index() + " " + Errors.forCode(p.errorCode())));
+    return results;
+  }
+
+  private static void forEachPartition(
+      ProduceResponse response,
+      java.util.function.BiConsumer<String, ProduceResponseData.PartitionProduceResponse> action) {
     response
         .data()
         .responses()
-        .forEach(
-            t ->
-                t.partitionResponses()
-                    .forEach(
-                        p ->
-                            results.add(
-                                t.name() + "-" + p.index() + " " + Errors.forCode(p.errorCode()))));
-    return results;
+        .forEach(t -> t.partitionResponses().forEach(p -> action.accept(t.name(), p)));
   }
 
   /**
@@ -326,24 +329,20 @@ class KafkaDifferentialIT {
     assertThat(latestOffset(tidelog.port, tp)).isEqualTo(before[1]);
   }
 
+  /** Each partition's error, then its message. */
   private static List<String> partitionResultsAndMessages(ProduceResponse response) {
     List<String> results = new ArrayList<>();
-    response
-        .data()
-        .responses()
-        .forEach(
-            t ->
-                t.partitionResponses()
-                    .forEach(
-                        p ->
-                            results.add(
-                                t.name()
-                                    + "-"
-                                    + p.index()
-                                    + " "
-                                    + Errors.forCode(p.errorCode())
-                                    + " "
-                                    + p.errorMessage())));
+    forEachPartition(
+        response,
+        (name, p) ->
+            results.add(
+                name
+                    + "-"
+                    + p.index()
+                    + " "
+                    + Errors.forCode(p.errorCode())
+                    + " "
+                    + p.errorMessage()));
     return results;
   }
 

@@ -19,12 +19,9 @@ import org.apache.kafka.common.utils.Time;
  * byte rate ({@code leader.replication.throttled.rate} or {@code
  * follower.replication.throttled.rate}; {@link Long#MAX_VALUE}, Kafka's default, throttles
  * nothing). Which replicas are throttled is each topic's {@code *.replication.throttled.replicas}
- * ({@link #lists}). Thread-safe.
+ * ({@link ThrottledReplicas}). Thread-safe.
  */
 public final class ReplicationQuota {
-  /** A topic's throttled-replicas value that throttles every replica of it. */
-  public static final String ALL_REPLICAS = "*";
-
   /** The topic config that lists the replicas a follower throttle holds back. */
   public static final String FOLLOWER_THROTTLED_REPLICAS =
       "follower.replication.throttled.replicas";
@@ -92,26 +89,5 @@ public final class ReplicationQuota {
   public void record(long count) {
     sensor.record(count, time.milliseconds(), false);
     bytes.labelValues(side).inc(count);
-  }
-
-  /**
-   * Whether a topic's {@code *.replication.throttled.replicas} value lists the replica of {@code
-   * partition} on broker {@code brokerId}: {@value #ALL_REPLICAS}, or a comma-separated list of
-   * {@code partition:broker} pairs, as Kafka's {@code ThrottledReplicaListValidator} accepts them.
-   */
-  public static boolean lists(String throttledReplicas, int partition, int brokerId) {
-    if (throttledReplicas == null || throttledReplicas.isBlank()) {
-      return false;
-    }
-    if (throttledReplicas.strip().equals(ALL_REPLICAS)) {
-      return true;
-    }
-    String wanted = partition + ":" + brokerId;
-    for (String pair : throttledReplicas.split(",")) {
-      if (pair.strip().equals(wanted)) {
-        return true;
-      }
-    }
-    return false;
   }
 }

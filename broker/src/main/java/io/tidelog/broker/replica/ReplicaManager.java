@@ -15,6 +15,7 @@ import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.log.PartitionLog;
 import io.tidelog.broker.quota.ReplicationQuota;
+import io.tidelog.broker.quota.ThrottledReplicas;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -63,6 +64,14 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
 
   /** {@code leader.replication.throttled.rate}, for followers out of the ISR (KIP-73). */
   private final ReplicationQuota leaderQuota;
+
+  /**
+   * The throttled replicas here of each topic that sets {@code leader.replication.throttled
+   * .replicas} or {@code follower.replication.throttled.replicas}, parsed as metadata applies.
+   */
+  private final Map<String, ThrottledReplicas> leaderThrottled = new ConcurrentHashMap<>();
+
+  private final Map<String, ThrottledReplicas> followerThrottled = new ConcurrentHashMap<>();
 
   private final long replicaLagTimeMaxMs;
   private final Shard[] shards;
@@ -176,6 +185,21 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
       TopicMetadata now = image.topics().get(name);
       if (before != null && (now == null || !now.topicId().equals(before.topicId()))) {
         deleteLocalReplicas(before);
+      }
+      if (now == null) {
+        leaderThrottled.remove(name);
+        followerThrottled.remove(name);
+      }
+    }
+    for (String name : delta.everything() ? image.topics().keySet() : delta.topics()) {
+      TopicMetadata now = image.topics().get(name);
+      if (now != null) {
+        throttle(
+            leaderThrottled, name, now.configs().get(ReplicationQuota.LEADER_THROTTLED_REPLICAS));
+        throttle(
+            followerThrottled,
+            name,
+            now.configs().get(ReplicationQuota.FOLLOWER_THROTTLED_REPLICAS));
       }
     }
     // New topic defaults (dynamic broker configs) change every topic's configs; other dynamic
@@ -423,10 +447,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
       return DelayedFetch.ANSWER_NOW;
     }
     if (params.byFollower()
-        && withheld(
-            p,
-            throttles(fetch.tp(), ReplicationQuota.LEADER_THROTTLED_REPLICAS),
-            params.replicaId())) {
+        && withheld(p, throttles(leaderThrottled, fetch.tp()), params.replicaId())) {
       return 0; // what the throttle withholds does not complete the wait, as in Kafka
     }
     try {
@@ -487,7 +508,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     return onPartition(
         tp,
         p -> {
-          boolean throttled = throttles(tp, ReplicationQuota.LEADER_THROTTLED_REPLICAS);
+          boolean throttled = throttles(leaderThrottled, tp);
           Partition.FollowerRead read =
               p.readForFollower(
                   replicaId,
@@ -518,15 +539,22 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
         p ->
             p.isLeader() || p.leaderId() != leaderId
                 ? Optional.empty()
-                : Optional.of(
-                    p.fetchPosition(throttles(tp, ReplicationQuota.FOLLOWER_THROTTLED_REPLICAS))));
+                : Optional.of(p.fetchPosition(throttles(followerThrottled, tp))));
   }
 
-  /** Whether {@code tp}'s topic lists this broker's replica in its throttle {@code config}. */
-  private boolean throttles(TopicPartition tp, String config) {
-    TopicMetadata topic = metadata.image().topics().get(tp.topic());
-    return topic != null
-        && ReplicationQuota.lists(topic.configs().get(config), tp.partition(), localId);
+  private void throttle(Map<String, ThrottledReplicas> throttled, String topic, String value) {
+    ThrottledReplicas replicas = ThrottledReplicas.parse(value, localId);
+    if (replicas == ThrottledReplicas.NONE) {
+      throttled.remove(topic);
+    } else {
+      throttled.put(topic, replicas);
+    }
+  }
+
+  /** Whether {@code throttled} lists this broker's replica of {@code tp}. */
+  private static boolean throttles(Map<String, ThrottledReplicas> throttled, TopicPartition tp) {
+    ThrottledReplicas replicas = throttled.get(tp.topic());
+    return replicas != null && replicas.contains(tp.partition());
   }
 
   /**

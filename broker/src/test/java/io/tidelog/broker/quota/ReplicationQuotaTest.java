@@ -9,7 +9,7 @@ import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.utils.MockTime;
 import org.junit.jupiter.api.Test;
 
-/** The follower throttle's rate over Kafka's windows, and which replicas a topic lists. */
+/** A replication throttle's rate over Kafka's windows. */
 class ReplicationQuotaTest {
   private final MockTime time = new MockTime(0, 1_000_000, 0);
   private final ReplicationQuota quota =
@@ -36,19 +36,5 @@ class ReplicationQuotaTest {
     assertThat(quota.isExceeded()).as("50 kB in one window: under 100 kB/s").isFalse();
     quota.record(100_000);
     assertThat(quota.isExceeded()).as("150 kB in one window").isTrue();
-  }
-
-  @Test
-  void aTopicListsEveryReplicaWithAStarOrOnePartitionAndBrokerPairEach() {
-    assertThat(ReplicationQuota.lists("*", 3, 1)).isTrue();
-    assertThat(ReplicationQuota.lists(" * ", 3, 1)).isTrue();
-    assertThat(ReplicationQuota.lists("0:1,3:1", 3, 1)).isTrue();
-    assertThat(ReplicationQuota.lists("0:1, 3:2", 3, 2)).isTrue();
-    assertThat(ReplicationQuota.lists("0:1,3:2", 3, 1))
-        .as("partition 3 on broker 2 only")
-        .isFalse();
-    assertThat(ReplicationQuota.lists("13:1", 3, 1)).isFalse();
-    assertThat(ReplicationQuota.lists("", 0, 0)).isFalse();
-    assertThat(ReplicationQuota.lists(null, 0, 0)).isFalse();
   }
 }
