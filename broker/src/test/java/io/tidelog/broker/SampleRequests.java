@@ -188,6 +188,15 @@ final class SampleRequests {
           new org.apache.kafka.common.requests.DescribeLogDirsRequest.Builder(
                   new org.apache.kafka.common.message.DescribeLogDirsRequestData().setTopics(null))
               .build(v);
+      case DESCRIBE_PRODUCERS -> {
+        var data = new org.apache.kafka.common.message.DescribeProducersRequestData();
+        data.topics()
+            .add(
+                new org.apache.kafka.common.message.DescribeProducersRequestData.TopicRequest()
+                    .setName(topic)
+                    .setPartitionIndexes(List.of(0)));
+        yield new org.apache.kafka.common.requests.DescribeProducersRequest.Builder(data).build(v);
+      }
       case ELECT_LEADERS ->
           new org.apache.kafka.common.requests.ElectLeadersRequest.Builder(
                   org.apache.kafka.common.ElectionType.PREFERRED,
