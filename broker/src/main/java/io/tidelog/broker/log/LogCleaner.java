@@ -6,16 +6,21 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.record.ControlRecordType;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecords.FilterResult;
@@ -26,6 +31,7 @@ import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.storage.internals.log.AbortedTxn;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,18 +45,20 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>{@link #plan}, on the log's thread: the cleanable part runs from the log start to the
  *       active segment, or to the first segment holding a record younger than {@code
- *       min.compaction.lag.ms}. Its dirty part starts at the log's cleaner checkpoint (the end of
- *       the last pass). A pass runs when dirty bytes are at least {@code min.cleanable.dirty.ratio}
- *       of the cleanable bytes, or when the tombstones that the last pass kept have reached their
- *       delete horizon (KIP-534).
+ *       min.compaction.lag.ms}, or to the segment holding the first offset of a transaction not yet
+ *       decided (Kafka's first unstable offset). Its dirty part starts at the log's cleaner
+ *       checkpoint (the end of the last pass). A pass runs when dirty bytes are at least {@code
+ *       min.cleanable.dirty.ratio} of the cleanable bytes, or when the tombstones that the last
+ *       pass kept have reached their delete horizon (KIP-534).
  *   <li>{@link #clean}, on the cleaner's thread: maps each key of the dirty part to its latest
  *       offset ({@link OffsetMap}, bounded by {@code log.cleaner.dedupe.buffer.size}; when it
  *       fills, the pass ends at the segment where it did), then rewrites each cleanable segment
  *       into {@code .cleaned/} with kafka-clients' {@link MemoryRecords#filterTo}: records
- *       superseded by a later one of their key go; a tombstone goes once its batch's delete horizon
- *       ({@code delete.retention.ms} after the pass that first kept it) has passed; the last batch
- *       of each idempotent producer stays, empty if need be, so that its sequence survives. Reads
- *       are throttled to {@code log.cleaner.io.max.bytes.per.second}.
+ *       superseded by a later one of their key go (a record of an aborted transaction supersedes
+ *       nothing: the map skips them, as Kafka's does); a tombstone goes once its batch's delete
+ *       horizon ({@code delete.retention.ms} after the pass that first kept it) has passed; the
+ *       last batch of each idempotent producer stays, empty if need be, so that its sequence
+ *       survives. Reads are throttled to {@code log.cleaner.io.max.bytes.per.second}.
  *   <li>{@link #swap}, on the log's thread: each cleaned segment replaces the one it was made from,
  *       if that one is still in the log; the cleaner checkpoint moves to the pass's end.
  * </ol>
@@ -108,6 +116,7 @@ public final class LogCleaner implements AutoCloseable {
     final long dirtyBytes;
     final long nowMs;
     final Map<Long, Long> lastOffsetsOfProducers;
+    final List<AbortedTxn> abortedTxns;
 
     private Task(
         PartitionLog log,
@@ -117,7 +126,8 @@ public final class LogCleaner implements AutoCloseable {
         long endOffset,
         long dirtyBytes,
         long nowMs,
-        Map<Long, Long> lastOffsetsOfProducers) {
+        Map<Long, Long> lastOffsetsOfProducers,
+        List<AbortedTxn> abortedTxns) {
       this.log = log;
       this.config = config;
       this.segments = segments;
@@ -126,6 +136,7 @@ public final class LogCleaner implements AutoCloseable {
       this.dirtyBytes = dirtyBytes;
       this.nowMs = nowMs;
       this.lastOffsetsOfProducers = lastOffsetsOfProducers;
+      this.abortedTxns = abortedTxns;
     }
   }
 
@@ -145,6 +156,10 @@ public final class LogCleaner implements AutoCloseable {
     LogSegments segments = log.segments();
     long firstDirty = Math.max(log.firstDirtyOffset(), log.logStartOffset());
     long end = segments.active().baseOffset();
+    long firstUnstable = log.firstUnstableOffset();
+    if (firstUnstable < end) {
+      end = segments.baseOffsetHolding(firstUnstable);
+    }
     for (LogSegment segment : segments.below(end)) {
       long largestTimestampMs = segment.maxTimestampSoFar(); // none when it holds no record
       if (largestTimestampMs >= 0 && nowMs - largestTimestampMs < config.minCompactionLagMs()) {
@@ -190,7 +205,8 @@ public final class LogCleaner implements AutoCloseable {
             end,
             dirtyBytes,
             nowMs,
-            log.lastOffsetsOfProducers()));
+            log.lastOffsetsOfProducers(),
+            log.abortedTransactions(firstDirty, end)));
   }
 
   /** Cleans on the cleaner's thread; fails when it is busy with too many logs. */
@@ -248,6 +264,7 @@ public final class LogCleaner implements AutoCloseable {
   /** Maps the dirty part's keys; returns where the map ends (short of the task's end when full). */
   private long buildOffsetMap(Task task, OffsetMap map, Throttle throttle) throws IOException {
     boolean mappedASegment = false;
+    AbortedBatches aborted = new AbortedBatches(task.abortedTxns);
     for (int i = 0; i < task.segments.size(); i++) {
       LogSegment segment = task.segments.get(i);
       long segmentEnd =
@@ -257,7 +274,7 @@ public final class LogCleaner implements AutoCloseable {
       }
       boolean dirty = false;
       for (RecordBatch batch : segment.batches()) {
-        if (batch.lastOffset() < task.firstDirtyOffset || batch.isControlBatch()) {
+        if (aborted.skips(batch) || batch.lastOffset() < task.firstDirtyOffset) {
           continue;
         }
         dirty = true;
@@ -368,7 +385,7 @@ public final class LogCleaner implements AutoCloseable {
 
     @Override
     protected boolean shouldRetainRecord(RecordBatch batch, Record record) {
-      if (!record.hasKey()) {
+      if (!record.hasKey() || batch.isControlBatch()) {
         return true;
       }
       if (map.get(record.key()) > record.offset()) {
@@ -383,6 +400,37 @@ public final class LogCleaner implements AutoCloseable {
         tombstonesKept++;
       }
       return keep;
+    }
+  }
+
+  /**
+   * Tells, batch by batch in offset order, which belong to an aborted transaction, as a {@code
+   * read_committed} consumer does: from an aborted transaction's first offset its producer's
+   * transactional batches are aborted until its abort marker. Markers themselves count as skipped:
+   * they hold no key to map.
+   */
+  private static final class AbortedBatches {
+    private final PriorityQueue<AbortedTxn> pending =
+        new PriorityQueue<>((a, b) -> Long.compare(a.firstOffset(), b.firstOffset()));
+    private final Set<Long> abortedProducers = new HashSet<>();
+
+    AbortedBatches(List<AbortedTxn> aborted) {
+      pending.addAll(aborted);
+    }
+
+    boolean skips(RecordBatch batch) {
+      while (!pending.isEmpty() && pending.peek().firstOffset() <= batch.lastOffset()) {
+        abortedProducers.add(pending.poll().producerId());
+      }
+      if (batch.isControlBatch()) {
+        Iterator<Record> records = batch.iterator();
+        if (records.hasNext()
+            && ControlRecordType.parse(records.next().key()) == ControlRecordType.ABORT) {
+          abortedProducers.remove(batch.producerId());
+        }
+        return true;
+      }
+      return batch.isTransactional() && abortedProducers.contains(batch.producerId());
     }
   }
 

@@ -171,7 +171,14 @@ final class LogLoader {
   private void deleteOrphanIndexes() throws IOException {
     try (DirectoryStream<Path> files =
         Files.newDirectoryStream(
-            dir, "*{" + LogSegment.INDEX_SUFFIX + "," + LogSegment.TIME_INDEX_SUFFIX + "}")) {
+            dir,
+            "*{"
+                + LogSegment.INDEX_SUFFIX
+                + ","
+                + LogSegment.TIME_INDEX_SUFFIX
+                + ","
+                + LogSegment.TXN_INDEX_SUFFIX
+                + "}")) {
       for (Path file : files) {
         String name = file.getFileName().toString();
         String base = name.substring(0, name.indexOf('.'));

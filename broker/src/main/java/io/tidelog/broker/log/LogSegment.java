@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.record.FileLogInputStream.FileChannelRecordBatch;
@@ -14,10 +15,16 @@ import org.apache.kafka.common.record.FileRecords.LogOffsetPosition;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.storage.internals.log.AbortedTxn;
+import org.apache.kafka.storage.internals.log.CompletedTxn;
+import org.apache.kafka.storage.internals.log.TransactionIndex;
+import org.apache.kafka.storage.internals.log.TxnIndexSearchResult;
 
 /**
  * One segment of a partition's log: the {@code .log} file of record batches and its {@code .index}
- * and {@code .timeindex}, all named by the 20-digit base offset, as in Kafka.
+ * and {@code .timeindex}, all named by the 20-digit base offset, as in Kafka; and, once a
+ * transaction whose abort marker lies in it was aborted, its {@code .txnindex} (Kafka's {@link
+ * TransactionIndex}, in Kafka's format), which {@code read_committed} fetches consult.
  *
  * <p>The {@code .log} file holds Kafka v2 record batches back to back, byte for byte as a client
  * fetches them. Every {@code index.interval.bytes} of appended data adds an offset index entry and,
@@ -33,6 +40,7 @@ final class LogSegment implements AutoCloseable {
   static final String LOG_SUFFIX = ".log";
   static final String INDEX_SUFFIX = ".index";
   static final String TIME_INDEX_SUFFIX = ".timeindex";
+  static final String TXN_INDEX_SUFFIX = ".txnindex";
 
   private final long baseOffset;
   private final File file;
@@ -48,6 +56,14 @@ final class LogSegment implements AutoCloseable {
 
   private final OffsetIndex offsetIndex;
   private final TimeIndex timeIndex;
+
+  /**
+   * The aborted transactions' index, opened when first needed and closed with the other indexes;
+   * Kafka's class reads nothing through a channel it closed, so a closed one is dropped. Guarded by
+   * this segment, as {@link #log} is.
+   */
+  private TransactionIndex txnIndex;
+
   private final int indexIntervalBytes;
   private final long createdMs;
 
@@ -271,6 +287,58 @@ final class LogSegment implements AutoCloseable {
   /** An empty region at the end of the file, for a read at or past the readable end. */
   LogReadInfo emptyRead(long nextOffset) {
     return new LogReadInfo(MemoryRecords.EMPTY, sizeInBytes(), nextOffset);
+  }
+
+  private synchronized TransactionIndex txnIndex() throws IOException {
+    if (txnIndex == null) {
+      txnIndex = new TransactionIndex(baseOffset, txnIndexFile().toFile());
+    }
+    return txnIndex;
+  }
+
+  private Path txnIndexFile() {
+    return file(file.toPath().getParent(), baseOffset, TXN_INDEX_SUFFIX);
+  }
+
+  /** Records {@code completed}, whose marker this segment holds, when it was an abort. */
+  void updateTxnIndex(CompletedTxn completed, long lastStableOffset) throws IOException {
+    if (completed.isAborted) {
+      txnIndex().append(new AbortedTxn(completed, lastStableOffset));
+    }
+  }
+
+  /**
+   * The aborted transactions recorded here that overlap {@code [fetchOffset, upperBoundOffset)},
+   * and whether the search is complete (an entry's last stable offset reached the bound), as
+   * Kafka's {@link TransactionIndex#collectAbortedTxns}.
+   */
+  TxnIndexSearchResult collectAbortedTxns(long fetchOffset, long upperBoundOffset)
+      throws IOException {
+    TransactionIndex existing = existingTxnIndex();
+    return existing == null
+        ? new TxnIndexSearchResult(List.of(), false)
+        : existing.collectAbortedTxns(fetchOffset, upperBoundOffset);
+  }
+
+  /** Drops the aborted transactions whose marker is at or after {@code offset}. */
+  void truncateTxnIndex(long offset) throws IOException {
+    TransactionIndex existing = existingTxnIndex();
+    if (existing != null) {
+      existing.truncateTo(offset);
+    }
+  }
+
+  /** The transaction index, or null when this segment has none (no abort was recorded here). */
+  private synchronized TransactionIndex existingTxnIndex() throws IOException {
+    return txnIndex == null && !Files.exists(txnIndexFile()) ? null : txnIndex();
+  }
+
+  private synchronized void closeTxnIndex() throws IOException {
+    if (txnIndex != null) {
+      TransactionIndex open = txnIndex;
+      txnIndex = null;
+      open.close();
+    }
   }
 
   private void verify(FileChannelRecordBatch batch) {
@@ -502,6 +570,7 @@ final class LogSegment implements AutoCloseable {
     }
     offsetIndex.truncateTo(offset);
     timeIndex.truncateTo(offset);
+    truncateTxnIndex(offset);
     int removed = log().truncateTo(mapping.position);
     verifiedPrefixBytes = Math.min(verifiedPrefixBytes, mapping.position);
     appendedFromBytes = Math.min(appendedFromBytes, mapping.position);
@@ -530,10 +599,11 @@ final class LogSegment implements AutoCloseable {
     releaseIndexes();
   }
 
-  /** Unmaps the indexes until a lookup or an append needs them again. */
-  void releaseIndexes() {
+  /** Unmaps the indexes, and closes the transaction index, until something needs them again. */
+  void releaseIndexes() throws IOException {
     offsetIndex.release();
     timeIndex.release();
+    closeTxnIndex();
   }
 
   /** Whether an index of this segment is mapped now. */
@@ -548,6 +618,14 @@ final class LogSegment implements AutoCloseable {
     }
     offsetIndex.flush();
     timeIndex.flush();
+    TransactionIndex aborts = openTxnIndex();
+    if (aborts != null) {
+      aborts.flush();
+    }
+  }
+
+  private synchronized TransactionIndex openTxnIndex() {
+    return txnIndex;
   }
 
   @Override
@@ -558,6 +636,7 @@ final class LogSegment implements AutoCloseable {
       }
       offsetIndex.close();
       timeIndex.close();
+      closeTxnIndex();
     } finally {
       FileRecords open = takeFile();
       if (open != null) {
@@ -579,6 +658,7 @@ final class LogSegment implements AutoCloseable {
   /** Releases file handles without writing, for a log directory that failed. */
   void closeHandlers() {
     try {
+      closeTxnIndex();
       FileRecords open = takeFile();
       if (open != null) {
         open.closeHandlers();
@@ -591,6 +671,8 @@ final class LogSegment implements AutoCloseable {
   void delete() throws IOException {
     offsetIndex.delete();
     timeIndex.delete();
+    closeTxnIndex();
+    Files.deleteIfExists(txnIndexFile());
     FileRecords open = takeFile();
     if (open != null) {
       open.closeHandlers();

@@ -20,11 +20,15 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.storage.internals.log.AbortedTxn;
+import org.apache.kafka.storage.internals.log.CompletedTxn;
+import org.apache.kafka.storage.internals.log.TxnIndexSearchResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,7 +38,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Offsets: {@code logStartOffset} is the first readable offset, {@code logEndOffset} (LEO) the
  * next one to assign, and {@code recoveryPoint} the offset below which everything was fsynced;
- * after a crash only data from the recovery point on is CRC-checked again.
+ * after a crash only data from the recovery point on is CRC-checked again. The last stable offset
+ * (LSO), which bounds {@code read_committed} reads, is the high watermark or, when lower, the first
+ * offset of a transaction not yet decided and replicated (see {@link ProducerStateManager}).
  *
  * <p>Durability follows {@code flush.messages} and {@code flush.ms} (see {@link LogConfig}); by
  * default an append is only in the page cache, and replication provides durability. Rolled segments
@@ -64,6 +70,10 @@ public final class PartitionLog implements AutoCloseable {
   private volatile long logStartOffset;
   private volatile long logEndOffset;
   private volatile long highWatermark;
+
+  /** The producer state's first unstable offset, or {@code Long.MAX_VALUE}: read by any thread. */
+  private volatile long firstUnstableOffset = Long.MAX_VALUE;
+
   private volatile long firstDirtyOffset;
   private volatile long deleteHorizonMs = -1;
   private volatile boolean offline;
@@ -141,7 +151,9 @@ public final class PartitionLog implements AutoCloseable {
         Math.min(Math.max(state.logStartOffset(), segments.firstBaseOffset()), logEndOffset);
     leaderEpochCache.trimToLog(logStartOffset, logEndOffset);
     recoveryPoint = logEndOffset;
-    rebuildProducerState();
+    // After a crash the transaction indexes past the recovery point may have missed entries: the
+    // replay that rebuilds the producers rebuilds them too, so it starts no later than that.
+    rebuildProducerState(state.hadCleanShutdown() ? logEndOffset : state.recoveryPoint());
     // Everything here is flushed now: an idle partition holds no mapping and no file descriptor
     // until a read or an append needs them
     for (LogSegment segment : segments.all()) {
@@ -192,6 +204,35 @@ public final class PartitionLog implements AutoCloseable {
   }
 
   /**
+   * Appends a transaction marker, as the leader does for the transaction coordinator
+   * (WriteTxnMarkers): a control batch of {@code producerId} and {@code producerEpoch} that commits
+   * or aborts the producer's open transaction here, if any.
+   *
+   * @param transactionVersion the coordinator's transaction version; from 2 on, the marker's epoch
+   *     must be newer than the producer's (KIP-890)
+   * @throws org.apache.kafka.common.errors.InvalidProducerEpochException for a marker of an older
+   *     producer epoch
+   * @throws org.apache.kafka.common.errors.TransactionCoordinatorFencedException for a marker of an
+   *     older coordinator
+   * @throws KafkaStorageException when the log directory is offline or fails now
+   */
+  public LogAppendInfo appendMarker(
+      long producerId,
+      short producerEpoch,
+      EndTransactionMarker marker,
+      short transactionVersion,
+      int leaderEpoch) {
+    checkOnline();
+    producerState.checkMarker(
+        producerId, producerEpoch, marker.coordinatorEpoch(), transactionVersion);
+    long nowMs = services.time().milliseconds();
+    MemoryRecords records =
+        MemoryRecords.withEndTransactionMarker(
+            logEndOffset, nowMs, leaderEpoch, producerId, producerEpoch, marker);
+    return write(records, new LogValidator.Validated(1), nowMs, -1L, nowMs);
+  }
+
+  /**
    * Appends batches that a follower fetched from its leader: they carry their offsets and leader
    * epochs already, are checked as a leader checks them, and start at the log end offset or, where
    * the leader's cleaner removed records, after it.
@@ -230,10 +271,11 @@ public final class PartitionLog implements AutoCloseable {
       lastOffset = batch.lastOffset();
     }
     LogConfig config = this.config;
+    LogSegment segment;
     try {
       partitionMetadata.maybeFlush(); // no record may be durable before the topic id is
       leaderEpochCache.writeIfChanged(); // every epoch of these records is durable before them
-      LogSegment segment =
+      segment =
           maybeRoll(
               new RollParams(
                   records.sizeInBytes(),
@@ -252,9 +294,17 @@ public final class PartitionLog implements AutoCloseable {
       throw failDirectory(e.getCause());
     }
     logEndOffset = lastOffset + 1;
-    for (RecordBatch batch : records.batches()) {
-      producerState.update(batch, nowMs);
+    try {
+      for (RecordBatch batch : records.batches()) {
+        Optional<CompletedTxn> completed = producerState.update(batch, nowMs);
+        if (completed.isPresent()) {
+          completeTxn(segment, completed.get());
+        }
+      }
+    } catch (IOException e) {
+      throw failDirectory(e);
     }
+    refreshFirstUnstableOffset();
     unflushedMessages += validated.recordCount();
     maybeFlush(nowMs);
     return new LogAppendInfo(
@@ -264,6 +314,16 @@ public final class PartitionLog implements AutoCloseable {
         logAppendTimeMs,
         validated.recordCount(),
         records.sizeInBytes());
+  }
+
+  /** Records a closed transaction in the index of the segment holding its marker. */
+  private void completeTxn(LogSegment segment, CompletedTxn completed) throws IOException {
+    segment.updateTxnIndex(completed, producerState.lastStableOffset(completed));
+    producerState.completeTxn(completed);
+  }
+
+  private void refreshFirstUnstableOffset() {
+    firstUnstableOffset = producerState.firstUnstableOffset().orElse(Long.MAX_VALUE);
   }
 
   private LogSegment maybeRoll(RollParams params) throws IOException {
@@ -296,6 +356,7 @@ public final class PartitionLog implements AutoCloseable {
       files.add(LogSegment.file(dir, base, LogSegment.LOG_SUFFIX));
       files.add(LogSegment.file(dir, base, LogSegment.INDEX_SUFFIX));
       files.add(LogSegment.file(dir, base, LogSegment.TIME_INDEX_SUFFIX));
+      files.add(LogSegment.file(dir, base, LogSegment.TXN_INDEX_SUFFIX));
     }
     services
         .flusher()
@@ -509,7 +570,7 @@ public final class PartitionLog implements AutoCloseable {
       recoveryPoint = newRecoveryPoint;
     }
     try {
-      rebuildProducerState();
+      rebuildProducerState(logEndOffset);
     } catch (IOException e) {
       throw failDirectory(e);
     } catch (UncheckedIOException e) { // a released segment file that cannot be opened again
@@ -517,18 +578,33 @@ public final class PartitionLog implements AutoCloseable {
     }
   }
 
-  /** Loads the newest producer snapshot at or below the log end and replays the log after it. */
-  private void rebuildProducerState() throws IOException {
-    long replayFrom = producerState.loadSnapshotAtOrBelow(logEndOffset, logStartOffset);
+  /**
+   * Loads the newest producer snapshot at or below {@code replayNoLaterThan} (and the log end) and
+   * replays the log after it, writing again the transaction index entries of the markers it
+   * replays.
+   */
+  private void rebuildProducerState(long replayNoLaterThan) throws IOException {
+    long replayFrom =
+        producerState.loadSnapshotAtOrBelow(replayNoLaterThan, logEndOffset, logStartOffset);
     for (LogSegment segment : segments.from(replayFrom)) {
+      segment.truncateTxnIndex(replayFrom);
       segment.forEachBatchFrom(
           Math.max(replayFrom, segment.baseOffset()),
           batch -> {
             if (batch.baseOffset() >= replayFrom) {
-              producerState.update(batch, batch.maxTimestamp());
+              Optional<CompletedTxn> completed = producerState.update(batch, batch.maxTimestamp());
+              if (completed.isPresent()) {
+                try {
+                  completeTxn(segment, completed.get());
+                } catch (IOException e) {
+                  throw new UncheckedIOException(e);
+                }
+              }
             }
           });
     }
+    producerState.onHighWatermarkUpdated(highWatermark());
+    refreshFirstUnstableOffset();
   }
 
   /**
@@ -671,8 +747,47 @@ public final class PartitionLog implements AutoCloseable {
     return Math.min(Math.max(highWatermark, logStartOffset), logEndOffset);
   }
 
+  /** Sets the high watermark; only the thread that owns the log calls it. */
   public void updateHighWatermark(long offset) {
     highWatermark = offset;
+    producerState.onHighWatermarkUpdated(offset);
+    refreshFirstUnstableOffset();
+  }
+
+  /**
+   * The last stable offset: the high watermark, or the first offset of an undecided or unreplicated
+   * transaction when that is lower. A {@code read_committed} consumer reads below it.
+   */
+  public long lastStableOffset() {
+    return Math.min(highWatermark(), firstUnstableOffset);
+  }
+
+  /**
+   * The aborted transactions that overlap {@code [startOffset, upperBoundOffset)}, the range of a
+   * {@code read_committed} fetch, from the transaction indexes of the segment holding {@code
+   * startOffset} on, as Kafka collects them: a search ends at an entry whose last stable offset
+   * reaches the bound.
+   */
+  public List<AbortedTxn> abortedTransactions(long startOffset, long upperBoundOffset) {
+    checkOnline();
+    List<AbortedTxn> aborted = new ArrayList<>();
+    try {
+      for (LogSegment segment : segments.from(startOffset)) {
+        TxnIndexSearchResult result = segment.collectAbortedTxns(startOffset, upperBoundOffset);
+        aborted.addAll(result.abortedTransactions);
+        if (result.isComplete) {
+          break;
+        }
+      }
+    } catch (IOException e) {
+      throw failDirectory(e);
+    } catch (KafkaException e) {
+      if (e.getCause() instanceof IOException io) {
+        throw failDirectory(io);
+      }
+      throw e;
+    }
+    return aborted;
   }
 
   /**
@@ -698,6 +813,11 @@ public final class PartitionLog implements AutoCloseable {
 
   LogConfig config() {
     return config;
+  }
+
+  /** The first offset of an undecided or unreplicated transaction, or {@code Long.MAX_VALUE}. */
+  long firstUnstableOffset() {
+    return firstUnstableOffset;
   }
 
   /** Each live producer's id to the last offset it wrote, which compaction must keep. */

@@ -7,14 +7,22 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
+import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.storage.internals.log.CompletedTxn;
 
 /**
  * The idempotent producers of one partition, as Kafka keeps them: for each producer id its epoch
@@ -22,14 +30,24 @@ import org.apache.kafka.common.record.RecordBatch;
  * was already appended is recognized and answered with its original offsets; a sequence gap is
  * refused.
  *
+ * <p>Transactions, as Kafka's {@code ProducerStateManager} tracks them: a producer's first
+ * transactional batch opens its transaction at that offset, and its commit or abort marker (a
+ * control batch the coordinator has the leader write) closes it, giving a {@link CompletedTxn}. The
+ * first offset of every open transaction, and of every closed one whose marker the high watermark
+ * has not passed yet, bounds the last stable offset: a {@code read_committed} consumer reads
+ * nothing at or past it.
+ *
  * <p>Persistence is a snapshot plus the log: {@code <20-digit offset>.snapshot} files (a {@link
  * CheckpointFile} of {@code producerId epoch firstSequence lastSequence firstOffset lastOffset
- * appendedMs} lines) hold the state as of that offset, written when a segment rolls and when the
- * log closes; on load the newest snapshot at or below the log end offset is read and the batches
- * after it are replayed from the log.
+ * appendedMs coordinatorEpoch currentTxnFirstOffset} lines, one per remembered batch, or one with
+ * sequences and offsets of -1 for a producer that has none since its last marker) hold the state as
+ * of that offset, written when a segment rolls and when the log closes; on load the newest snapshot
+ * at or below the log end offset is read and the batches after it are replayed from the log.
+ * Snapshots of seven fields, written before transactions, are read as producers in none.
  *
  * <p>Producers whose last append is older than {@code producer.id.expiration.ms} are forgotten,
- * which bounds the table. Not thread-safe: the owning {@link PartitionLog}'s thread calls it.
+ * unless they have a transaction open, which bounds the table. Not thread-safe: the owning {@link
+ * PartitionLog}'s thread calls it.
  */
 final class ProducerStateManager {
   static final int BATCHES_KEPT = 5;
@@ -38,6 +56,12 @@ final class ProducerStateManager {
 
   private final Path dir;
   private final Map<Long, ProducerEntry> producers = new HashMap<>();
+
+  /** Open transactions: first offset to producer id. */
+  private final TreeMap<Long, Long> ongoingTxns = new TreeMap<>();
+
+  /** Closed transactions whose marker is not below the high watermark: first to last offset. */
+  private final TreeMap<Long, Long> unreplicatedTxns = new TreeMap<>();
 
   /** The offset of a snapshot file that holds exactly the table, or {@link #NO_SNAPSHOT}. */
   private long snapshotOfTable = NO_SNAPSHOT;
@@ -84,6 +108,14 @@ final class ProducerStateManager {
       if (last != null) {
         checkFollows(batch, (short) last[0], last[1]);
       }
+      if (entry != null && entry.currentTxnFirstOffset >= 0 && !batch.isTransactional()) {
+        throw new InvalidTxnStateException(
+            "Producer "
+                + batch.producerId()
+                + " sent a non-transactional batch while its transaction from offset "
+                + entry.currentTxnFirstOffset
+                + " is open");
+      }
       pending.put(batch.producerId(), new int[] {batch.producerEpoch(), batch.lastSequence()});
     }
     return Optional.empty();
@@ -117,15 +149,78 @@ final class ProducerStateManager {
     }
   }
 
-  /** Records an appended batch, whose offsets are final. */
-  void update(RecordBatch batch, long appendedMs) {
-    if (!batch.hasProducerId()) {
+  /**
+   * Checks a transaction marker the coordinator asks to write, as Kafka's leader does: its producer
+   * epoch may not be older than the producer's (with transaction version 2, where the coordinator
+   * bumps the epoch for each marker, it must be newer, unless it repeats the marker that closed the
+   * last transaction), nor its coordinator epoch older than the last marker's.
+   *
+   * @throws InvalidProducerEpochException for a marker of an older producer epoch
+   * @throws TransactionCoordinatorFencedException for a marker from an older coordinator
+   */
+  void checkMarker(long producerId, short epoch, int coordinatorEpoch, short transactionVersion) {
+    ProducerEntry entry = producers.get(producerId);
+    if (entry == null) {
       return;
+    }
+    boolean stale = transactionVersion >= 2 ? epoch <= entry.epoch : epoch < entry.epoch;
+    boolean retry =
+        transactionVersion >= 2 && epoch == entry.epoch && entry.currentTxnFirstOffset < 0;
+    if (stale && !retry) {
+      throw new InvalidProducerEpochException(
+          "Marker epoch "
+              + epoch
+              + " of producer "
+              + producerId
+              + " is "
+              + (transactionVersion >= 2 ? "not newer than" : "older than")
+              + " its epoch "
+              + entry.epoch);
+    }
+    if (coordinatorEpoch < entry.coordinatorEpoch) {
+      throw new TransactionCoordinatorFencedException(
+          "Marker of producer "
+              + producerId
+              + " from coordinator epoch "
+              + coordinatorEpoch
+              + ", older than "
+              + entry.coordinatorEpoch);
+    }
+  }
+
+  /**
+   * Records an appended batch, whose offsets are final.
+   *
+   * @return the transaction that {@code batch}, a commit or abort marker, closed; empty for other
+   *     batches, and for a marker of a producer with no transaction open
+   */
+  Optional<CompletedTxn> update(RecordBatch batch, long appendedMs) {
+    if (!batch.hasProducerId()) {
+      return Optional.empty();
     }
     snapshotOfTable = NO_SNAPSHOT;
     ProducerEntry entry =
         producers.computeIfAbsent(
             batch.producerId(), id -> new ProducerEntry(batch.producerEpoch()));
+    if (batch.isControlBatch()) {
+      Iterator<Record> records = batch.iterator();
+      if (!records.hasNext()) {
+        return Optional.empty(); // the cleaner emptied it
+      }
+      Record record = records.next();
+      EndTransactionMarker marker = EndTransactionMarker.deserialize(record);
+      Optional<CompletedTxn> completed =
+          entry.currentTxnFirstOffset < 0
+              ? Optional.empty()
+              : Optional.of(
+                  new CompletedTxn(
+                      batch.producerId(),
+                      entry.currentTxnFirstOffset,
+                      batch.baseOffset(),
+                      marker.controlType() == ControlRecordType.ABORT));
+      entry.endTransaction(batch.producerEpoch(), marker.coordinatorEpoch(), record.timestamp());
+      return completed;
+    }
     entry.add(
         batch.producerEpoch(),
         new BatchMetadata(
@@ -134,9 +229,56 @@ final class ProducerStateManager {
             batch.baseOffset(),
             batch.lastOffset(),
             appendedMs));
+    if (batch.isTransactional() && entry.currentTxnFirstOffset < 0) {
+      entry.currentTxnFirstOffset = batch.baseOffset();
+      ongoingTxns.put(batch.baseOffset(), batch.producerId());
+    }
+    return Optional.empty();
   }
 
-  /** Each producer's id to the last offset of its last batch. */
+  /**
+   * The last stable offset as of {@code completed}'s marker, which Kafka's transaction index keeps
+   * beside it: the first offset of the earliest transaction of another producer still open, or the
+   * offset after the marker.
+   */
+  long lastStableOffset(CompletedTxn completed) {
+    for (Map.Entry<Long, Long> open : ongoingTxns.entrySet()) {
+      if (open.getValue() != completed.producerId) {
+        return open.getKey();
+      }
+    }
+    return completed.lastOffset + 1;
+  }
+
+  /**
+   * Moves a closed transaction out of the open ones, until the high watermark passes its marker.
+   */
+  void completeTxn(CompletedTxn completed) {
+    ongoingTxns.remove(completed.firstOffset);
+    unreplicatedTxns.put(completed.firstOffset, completed.lastOffset);
+  }
+
+  /** Forgets the closed transactions whose marker lies below {@code highWatermark}. */
+  void onHighWatermarkUpdated(long highWatermark) {
+    unreplicatedTxns.values().removeIf(lastOffset -> lastOffset < highWatermark);
+  }
+
+  /**
+   * The first offset of the earliest transaction that is open or whose marker is not yet below the
+   * high watermark: the last stable offset may not pass it.
+   */
+  OptionalLong firstUnstableOffset() {
+    Long open = ongoingTxns.isEmpty() ? null : ongoingTxns.firstKey();
+    Long unreplicated = unreplicatedTxns.isEmpty() ? null : unreplicatedTxns.firstKey();
+    if (open == null && unreplicated == null) {
+      return OptionalLong.empty();
+    }
+    return OptionalLong.of(
+        Math.min(
+            open == null ? Long.MAX_VALUE : open,
+            unreplicated == null ? Long.MAX_VALUE : unreplicated));
+  }
+
   /** The producers the table holds now, by producer id. */
   List<ActiveProducer> activeProducers() {
     List<ActiveProducer> active = new ArrayList<>();
@@ -145,10 +287,16 @@ final class ProducerStateManager {
             (id, entry) ->
                 active.add(
                     new ActiveProducer(
-                        id, entry.epoch, entry.lastSequence(), entry.lastAppendedMs())));
+                        id,
+                        entry.epoch,
+                        entry.lastSequence(),
+                        entry.lastAppendedMs,
+                        entry.coordinatorEpoch,
+                        entry.currentTxnFirstOffset)));
     return active;
   }
 
+  /** Each producer's id to the last offset of its last batch. */
   Map<Long, Long> lastOffsets() {
     Map<Long, Long> last = new HashMap<>();
     producers.forEach(
@@ -161,7 +309,11 @@ final class ProducerStateManager {
   }
 
   void removeExpired(long nowMs, long expirationMs) {
-    if (producers.values().removeIf(entry -> nowMs - entry.lastAppendedMs() >= expirationMs)) {
+    if (producers
+        .values()
+        .removeIf(
+            entry ->
+                entry.currentTxnFirstOffset < 0 && nowMs - entry.lastAppendedMs >= expirationMs)) {
       snapshotOfTable = NO_SNAPSHOT;
     }
   }
@@ -177,23 +329,29 @@ final class ProducerStateManager {
     }
     List<String> lines = new ArrayList<>();
     producers.forEach(
-        (id, entry) ->
-            entry.batches.forEach(
-                b ->
-                    lines.add(
-                        id
-                            + " "
-                            + entry.epoch
-                            + " "
-                            + b.firstSequence()
-                            + " "
-                            + b.lastSequence()
-                            + " "
-                            + b.firstOffset()
-                            + " "
-                            + b.lastOffset()
-                            + " "
-                            + b.appendedMs())));
+        (id, entry) -> {
+          String txn = " " + entry.coordinatorEpoch + " " + entry.currentTxnFirstOffset;
+          if (entry.batches.isEmpty()) {
+            lines.add(id + " " + entry.epoch + " -1 -1 -1 -1 " + entry.lastAppendedMs + txn);
+          }
+          entry.batches.forEach(
+              b ->
+                  lines.add(
+                      id
+                          + " "
+                          + entry.epoch
+                          + " "
+                          + b.firstSequence()
+                          + " "
+                          + b.lastSequence()
+                          + " "
+                          + b.firstOffset()
+                          + " "
+                          + b.lastOffset()
+                          + " "
+                          + b.appendedMs()
+                          + txn));
+        });
     new CheckpointFile(snapshotFile(offset)).write(lines);
     snapshotOfTable = offset;
     TreeMap<Long, Path> snapshots = snapshots();
@@ -207,14 +365,17 @@ final class ProducerStateManager {
    *
    * @return the offset from which the log must be replayed to complete the table
    */
-  long loadSnapshotAtOrBelow(long logEndOffset, long logStartOffset) throws IOException {
+  long loadSnapshotAtOrBelow(long offset, long logEndOffset, long logStartOffset)
+      throws IOException {
     producers.clear();
+    ongoingTxns.clear();
+    unreplicatedTxns.clear();
     snapshotOfTable = NO_SNAPSHOT;
     TreeMap<Long, Path> snapshots = snapshots();
     for (Path stale : snapshots.tailMap(logEndOffset, false).values()) {
       Files.delete(stale);
     }
-    Map.Entry<Long, Path> newest = snapshots.floorEntry(logEndOffset);
+    Map.Entry<Long, Path> newest = snapshots.floorEntry(Math.min(offset, logEndOffset));
     if (newest == null || newest.getKey() < logStartOffset) {
       return logStartOffset;
     }
@@ -223,16 +384,27 @@ final class ProducerStateManager {
       try {
         long id = Long.parseLong(f[0]);
         short epoch = Short.parseShort(f[1]);
-        producers
-            .computeIfAbsent(id, k -> new ProducerEntry(epoch))
-            .add(
-                epoch,
-                new BatchMetadata(
-                    Integer.parseInt(f[2]),
-                    Integer.parseInt(f[3]),
-                    Long.parseLong(f[4]),
-                    Long.parseLong(f[5]),
-                    Long.parseLong(f[6])));
+        ProducerEntry entry = producers.computeIfAbsent(id, k -> new ProducerEntry(epoch));
+        long firstOffset = Long.parseLong(f[4]);
+        long appendedMs = Long.parseLong(f[6]);
+        if (firstOffset >= 0) {
+          entry.add(
+              epoch,
+              new BatchMetadata(
+                  Integer.parseInt(f[2]),
+                  Integer.parseInt(f[3]),
+                  firstOffset,
+                  Long.parseLong(f[5]),
+                  appendedMs));
+        }
+        entry.lastAppendedMs = Math.max(entry.lastAppendedMs, appendedMs);
+        if (f.length > 7) {
+          entry.coordinatorEpoch = Integer.parseInt(f[7]);
+          entry.currentTxnFirstOffset = Long.parseLong(f[8]);
+          if (entry.currentTxnFirstOffset >= 0) {
+            ongoingTxns.put(entry.currentTxnFirstOffset, id);
+          }
+        }
       } catch (RuntimeException e) {
         throw new IOException(
             "malformed producer snapshot line '" + line + "' in " + newest.getValue(), e);
@@ -262,24 +434,43 @@ final class ProducerStateManager {
   record BatchMetadata(
       int firstSequence, int lastSequence, long firstOffset, long lastOffset, long appendedMs) {}
 
-  /** A producer's epoch and its last batches, oldest first. */
+  /**
+   * A producer's epoch, its last batches (oldest first), the epoch of the coordinator that wrote
+   * its last marker, and the first offset of its open transaction (-1 when none).
+   */
   private static final class ProducerEntry {
     private short epoch;
     private final ArrayDeque<BatchMetadata> batches = new ArrayDeque<>(BATCHES_KEPT);
+    private int coordinatorEpoch = -1;
+    private long currentTxnFirstOffset = -1;
+    private long lastAppendedMs = Long.MIN_VALUE;
 
     ProducerEntry(short epoch) {
       this.epoch = epoch;
     }
 
     void add(short batchEpoch, BatchMetadata batch) {
-      if (batchEpoch != epoch) {
-        batches.clear();
-        epoch = batchEpoch;
-      }
+      updateEpoch(batchEpoch);
       if (batches.size() == BATCHES_KEPT) {
         batches.removeFirst();
       }
       batches.addLast(batch);
+      lastAppendedMs = batch.appendedMs();
+    }
+
+    /** A marker closed the open transaction, if any. */
+    void endTransaction(short markerEpoch, int markerCoordinatorEpoch, long timestampMs) {
+      updateEpoch(markerEpoch);
+      coordinatorEpoch = markerCoordinatorEpoch;
+      currentTxnFirstOffset = -1;
+      lastAppendedMs = timestampMs;
+    }
+
+    private void updateEpoch(short newEpoch) {
+      if (newEpoch != epoch) {
+        batches.clear();
+        epoch = newEpoch;
+      }
     }
 
     Optional<BatchMetadata> find(RecordBatch batch) {
@@ -293,10 +484,6 @@ final class ProducerStateManager {
 
     int lastSequence() {
       return batches.isEmpty() ? -1 : batches.getLast().lastSequence();
-    }
-
-    long lastAppendedMs() {
-      return batches.isEmpty() ? Long.MIN_VALUE : batches.getLast().appendedMs();
     }
   }
 }

@@ -89,7 +89,7 @@ public final class DescribeProducersHandler {
         .setProducerEpoch(producer.producerEpoch())
         .setLastSequence(producer.lastSequence())
         .setLastTimestamp(Math.max(-1, producer.lastAppendedMs()))
-        .setCoordinatorEpoch(-1)
-        .setCurrentTxnStartOffset(-1);
+        .setCoordinatorEpoch(producer.coordinatorEpoch())
+        .setCurrentTxnStartOffset(producer.currentTxnStartOffset());
   }
 }

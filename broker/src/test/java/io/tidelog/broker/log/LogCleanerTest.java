@@ -13,9 +13,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.utils.MockTime;
 import org.junit.jupiter.api.AfterEach;
@@ -71,13 +74,19 @@ class LogCleanerTest {
     long offset = log.logStartOffset();
     while (offset < log.logEndOffset()) {
       LogReadInfo read = log.read(offset, Integer.MAX_VALUE, Long.MAX_VALUE);
-      for (Record r : read.records().records()) {
-        all.add(
-            r.offset()
-                + ":"
-                + StandardCharsets.UTF_8.decode(r.key())
-                + "="
-                + (r.hasValue() ? StandardCharsets.UTF_8.decode(r.value()) : ""));
+      for (RecordBatch batch : read.records().batches()) {
+        if (batch.isControlBatch()) {
+          all.add(batch.baseOffset() + ":marker");
+          continue;
+        }
+        for (Record r : batch) {
+          all.add(
+              r.offset()
+                  + ":"
+                  + StandardCharsets.UTF_8.decode(r.key())
+                  + "="
+                  + (r.hasValue() ? StandardCharsets.UTF_8.decode(r.value()) : ""));
+        }
       }
       offset = read.nextOffset();
     }
@@ -92,6 +101,52 @@ class LogCleanerTest {
     }
     cleaner.swap(task.get(), cleaner.clean(task.get()).get());
     return true;
+  }
+
+  private static MemoryRecords keyedInTransaction(long producerId, int sequence, String entry) {
+    String[] kv = entry.split("=", -1);
+    return MemoryRecords.withTransactionalRecords(
+        Compression.NONE,
+        producerId,
+        (short) 0,
+        sequence,
+        new SimpleRecord(
+            T0, kv[0].getBytes(StandardCharsets.UTF_8), kv[1].getBytes(StandardCharsets.UTF_8)));
+  }
+
+  @Test
+  void anAbortedTransactionSupersedesNothingAndMarkersStay() throws Exception {
+    PartitionLog log = open(Map.of("segment.bytes", "100"));
+    log.append(keyed(T0, "a=1"), 0); // 0
+    log.append(keyedInTransaction(7, 0, "a=2"), 0); // 1, aborted below
+    log.appendMarker(
+        7, (short) 0, new EndTransactionMarker(ControlRecordType.ABORT, 0), (short) 1, 0);
+    log.append(keyed(T0, "b=1"), 0); // 3
+    log.append(keyed(T0, "b=2"), 0); // 4
+    log.append(keyed(T0, "c=1"), 0); // 5, active
+    log.updateHighWatermark(6);
+
+    assertThat(cleanOnce(log)).isTrue();
+
+    // a=1 is still a's committed value: the aborted a=2 may not take its place
+    assertThat(contents(log)).containsExactly("0:a=1", "1:a=2", "2:marker", "4:b=2", "5:c=1");
+  }
+
+  @Test
+  void nothingFromAnUndecidedTransactionOnIsCleaned() throws Exception {
+    PartitionLog log = open(Map.of("segment.bytes", "100"));
+    log.append(keyed(T0, "a=1"), 0); // 0
+    log.append(keyedInTransaction(7, 0, "a=2"), 0); // 1: open
+    log.append(keyed(T0, "a=3"), 0); // 2
+    log.append(keyed(T0, "a=4"), 0); // 3
+    log.append(keyed(T0, "a=5"), 0); // 4, active
+    log.updateHighWatermark(5);
+    assertThat(log.numberOfSegments()).isGreaterThan(3);
+
+    cleanOnce(log);
+
+    // whether 7 commits or aborts decides a's value at 1: nothing from there on may go yet
+    assertThat(contents(log)).containsExactly("0:a=1", "1:a=2", "2:a=3", "3:a=4", "4:a=5");
   }
 
   @Test

@@ -29,6 +29,22 @@ final class TestBatches {
 
   static MemoryRecords idempotent(
       long producerId, short epoch, int baseSequence, long timestampMs, String... values) {
+    return producerBatch(false, producerId, epoch, baseSequence, timestampMs, values);
+  }
+
+  /** One batch of a transactional producer, a record per value. */
+  static MemoryRecords transactional(
+      long producerId, short epoch, int baseSequence, long timestampMs, String... values) {
+    return producerBatch(true, producerId, epoch, baseSequence, timestampMs, values);
+  }
+
+  private static MemoryRecords producerBatch(
+      boolean transactional,
+      long producerId,
+      short epoch,
+      int baseSequence,
+      long timestampMs,
+      String... values) {
     MemoryRecordsBuilder builder =
         MemoryRecords.builder(
             ByteBuffer.allocate(1024 + values.length * 64),
@@ -39,7 +55,9 @@ final class TestBatches {
             RecordBatch.NO_TIMESTAMP,
             producerId,
             epoch,
-            baseSequence);
+            baseSequence,
+            transactional,
+            RecordBatch.NO_PARTITION_LEADER_EPOCH);
     for (String value : values) {
       builder.append(new SimpleRecord(timestampMs, null, value.getBytes(StandardCharsets.UTF_8)));
     }
