@@ -79,9 +79,14 @@ class KafkaClientsIT {
   }
 
   private static KafkaConsumer<byte[], byte[]> consumer() {
+    return consumer("read_uncommitted");
+  }
+
+  private static KafkaConsumer<byte[], byte[]> consumer(String isolationLevel) {
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolationLevel);
     return new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 
@@ -350,6 +355,21 @@ class KafkaClientsIT {
           .containsExactly(90L, 91L, 92L, 93L, 94L, 95L, 96L, 97L, 98L, 99L);
       consumer.seekToEnd(List.of(tp));
       assertThat(consumer.position(tp)).isEqualTo(100);
+    }
+    // With no transaction in it, a read_committed consumer sees the same: the last stable offset
+    // is the high watermark, and what it fetches comes with no aborted transactions
+    try (KafkaConsumer<byte[], byte[]> committed = consumer("read_committed")) {
+      committed.assign(List.of(tp));
+      assertThat(committed.endOffsets(List.of(tp))).containsEntry(tp, 100L);
+      assertThat(committed.offsetsForTimes(Map.of(tp, t0 + 41_500L)).get(tp).offset())
+          .isEqualTo(42);
+      committed.seek(tp, 95);
+      List<ConsumerRecord<byte[], byte[]>> tail = new ArrayList<>();
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (tail.size() < 5 && System.nanoTime() < deadline) {
+        committed.poll(Duration.ofMillis(200)).forEach(tail::add);
+      }
+      assertThat(tail).extracting(ConsumerRecord::offset).containsExactly(95L, 96L, 97L, 98L, 99L);
     }
     var latest = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp);
     var earliest = admin.listOffsets(Map.of(tp, OffsetSpec.earliest())).all().get().get(tp);

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
@@ -31,6 +32,7 @@ import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.storage.internals.log.AbortedTxn;
 
 /**
  * Fetch, as full requests (session id 0): decodes the request, makes one call to {@link
@@ -75,7 +77,8 @@ public final class FetchHandler {
             FetchRequest.replicaId(data),
             data.maxWaitMs(),
             data.minBytes(),
-            Math.min(data.maxBytes(), fetchMaxBytes));
+            Math.min(data.maxBytes(), fetchMaxBytes),
+            IsolationLevel.forId(data.isolationLevel()));
     List<PartitionFetch> allowed = new ArrayList<>();
     List<FetchedPartition> refused = new ArrayList<>();
     boolean followerAllowed =
@@ -179,8 +182,14 @@ public final class FetchHandler {
     response
         .setErrorCode(Errors.NONE.code())
         .setHighWatermark(read.highWatermark())
-        .setLastStableOffset(read.highWatermark())
-        .setLogStartOffset(read.logStartOffset());
+        .setLastStableOffset(read.lastStableOffset())
+        .setLogStartOffset(read.logStartOffset())
+        .setAbortedTransactions(
+            read.abortedTransactions() == null
+                ? null
+                : read.abortedTransactions().stream()
+                    .map(AbortedTxn::asAbortedTransaction)
+                    .toList());
     if (read.divergingEpoch() != null) {
       response
           .divergingEpoch()

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
@@ -65,6 +66,7 @@ public final class OffsetsHandler {
         authorization.on(context, AclOperation.DESCRIBE, ResourceType.TOPIC);
     ListOffsetsRequest listOffsets = (ListOffsetsRequest) request;
     Set<TopicPartition> duplicates = listOffsets.duplicatePartitions();
+    IsolationLevel isolation = IsolationLevel.forId(listOffsets.data().isolationLevel());
     ListOffsetsResponseData data = new ListOffsetsResponseData();
     List<CompletableFuture<Void>> lookups = new ArrayList<>();
     Set<TopicPartition> answered = new HashSet<>();
@@ -91,7 +93,7 @@ public final class OffsetsHandler {
           continue;
         }
         lookups.add(
-            lookup(tp, partition.timestamp(), response)
+            lookup(tp, partition.timestamp(), isolation, response)
                 .exceptionally(
                     e -> {
                       response.setErrorCode(ErrorMapping.errorOf(e, header).code());
@@ -114,8 +116,15 @@ public final class OffsetsHandler {
             });
   }
 
+  /**
+   * One partition's answer: the log start, the end a consumer of {@code isolation} may read to (the
+   * high watermark, or the last stable offset), or the record at a timestamp below that end.
+   */
   private CompletableFuture<Void> lookup(
-      TopicPartition tp, long timestamp, ListOffsetsPartitionResponse response) {
+      TopicPartition tp,
+      long timestamp,
+      IsolationLevel isolation,
+      ListOffsetsPartitionResponse response) {
     if (timestamp == ListOffsetsRequest.EARLIEST_TIMESTAMP
         || timestamp == ListOffsetsRequest.LATEST_TIMESTAMP) {
       boolean earliest = timestamp == ListOffsetsRequest.EARLIEST_TIMESTAMP;
@@ -125,7 +134,10 @@ public final class OffsetsHandler {
               offsets ->
                   response
                       .setErrorCode(Errors.NONE.code())
-                      .setOffset(earliest ? offsets.logStartOffset() : offsets.highWatermark())
+                      .setOffset(
+                          earliest
+                              ? offsets.logStartOffset()
+                              : offsets.lastFetchableOffset(isolation))
                       .setLeaderEpoch(0));
     }
     if (timestamp < 0 && timestamp != ListOffsetsRequest.MAX_TIMESTAMP) {
@@ -133,8 +145,8 @@ public final class OffsetsHandler {
       return CompletableFuture.completedFuture(null);
     }
     return (timestamp == ListOffsetsRequest.MAX_TIMESTAMP
-            ? replicas.maxTimestampRecord(tp)
-            : replicas.offsetForTimestamp(tp, timestamp))
+            ? replicas.maxTimestampRecord(tp, isolation)
+            : replicas.offsetForTimestamp(tp, timestamp, isolation))
         .thenAccept(
             found -> {
               response.setErrorCode(Errors.NONE.code());

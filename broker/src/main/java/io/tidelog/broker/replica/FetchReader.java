@@ -68,7 +68,13 @@ final class FetchReader {
               .thenApply(
                   offsets ->
                       new PartitionRead(
-                          null, null, offsets.highWatermark(), offsets.logStartOffset(), -1));
+                          null,
+                          null,
+                          offsets.highWatermark(),
+                          offsets.logStartOffset(),
+                          -1,
+                          offsets.lastStableOffset(),
+                          null));
     } else if (params.byFollower()) {
       read =
           replicas.readForFollower(
@@ -81,7 +87,11 @@ final class FetchReader {
     } else {
       read =
           replicas.read(
-              partition.tp(), partition.fetchOffset(), budget, partition.currentLeaderEpoch());
+              partition.tp(),
+              partition.fetchOffset(),
+              budget,
+              partition.currentLeaderEpoch(),
+              params.isolation());
     }
     return read.thenApply(r -> new FetchedPartition(partition.tp(), r, null))
         .exceptionallyCompose(
@@ -104,7 +114,9 @@ final class FetchReader {
                                       null,
                                       offsets.highWatermark(),
                                       offsets.logStartOffset(),
-                                      -1),
+                                      -1,
+                                      offsets.lastStableOffset(),
+                                      null),
                                   e));
             });
   }

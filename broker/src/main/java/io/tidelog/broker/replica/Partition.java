@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntPredicate;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
@@ -23,6 +24,7 @@ import org.apache.kafka.common.errors.UnknownLeaderEpochException;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.storage.internals.log.AbortedTxn;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -451,23 +453,51 @@ final class Partition {
     return log.logEndOffset();
   }
 
+  long lastStableOffset() {
+    return log.lastStableOffset();
+  }
+
   /**
-   * The bytes a read from {@code offset} finds now, up to the log end for a follower or the high
-   * watermark for a consumer; -1 when {@code offset} is outside the log.
+   * Where a consumer of {@code isolation} stops reading: the high watermark, or for {@code
+   * read_committed} the last stable offset.
    */
-  long bytesReadable(long offset, int maxBytes, boolean byFollower) {
+  long lastFetchableOffset(IsolationLevel isolation) {
+    return isolation == IsolationLevel.READ_COMMITTED ? log.lastStableOffset() : highWatermark;
+  }
+
+  /**
+   * The bytes a read from {@code offset} finds now, up to the log end for a follower or a
+   * consumer's {@link #lastFetchableOffset}; -1 when {@code offset} is outside the log.
+   */
+  long bytesReadable(long offset, int maxBytes, boolean byFollower, IsolationLevel isolation) {
     if (offset < log.logStartOffset() || offset > log.logEndOffset()) {
       return -1;
     }
-    long end = byFollower ? log.logEndOffset() : highWatermark;
+    long end = byFollower ? log.logEndOffset() : lastFetchableOffset(isolation);
     return offset >= end ? 0 : log.read(offset, maxBytes, end).records().sizeInBytes();
   }
 
-  /** A consumer's read from {@code offset}: only what lies below the high watermark. */
-  PartitionRead readAsConsumer(long offset, int maxBytes) {
-    long hw = highWatermark;
+  /**
+   * A consumer's read from {@code offset}: only what lies below its {@link #lastFetchableOffset};
+   * for {@code read_committed} with the aborted transactions that overlap what it read.
+   */
+  PartitionRead readAsConsumer(long offset, int maxBytes, IsolationLevel isolation) {
+    LogReadInfo read = log.read(offset, maxBytes, lastFetchableOffset(isolation));
+    List<AbortedTxn> aborted = null;
+    if (isolation == IsolationLevel.READ_COMMITTED) {
+      aborted =
+          read.records().sizeInBytes() == 0
+              ? List.of()
+              : log.abortedTransactions(offset, read.nextOffset());
+    }
     return new PartitionRead(
-        log.read(offset, maxBytes, hw), null, hw, log.logStartOffset(), log.logEndOffset());
+        read,
+        null,
+        highWatermark,
+        log.logStartOffset(),
+        log.logEndOffset(),
+        log.lastStableOffset(),
+        aborted);
   }
 
   /** The leader's read of its own log up to the log end, from {@code offset} or the log start. */
@@ -477,7 +507,9 @@ final class Partition {
         null,
         highWatermark,
         log.logStartOffset(),
-        log.logEndOffset());
+        log.logEndOffset(),
+        log.lastStableOffset(),
+        null);
   }
 
   /**

@@ -34,6 +34,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
@@ -453,7 +454,9 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     try {
       // out of range answers now: the read that answers says so; a consumer past the high
       // watermark (a new leader's may lag) waits, as in Kafka
-      long bytes = p.bytesReadable(fetch.fetchOffset(), fetch.maxBytes(), params.byFollower());
+      long bytes =
+          p.bytesReadable(
+              fetch.fetchOffset(), fetch.maxBytes(), params.byFollower(), params.isolation());
       return bytes < 0 ? DelayedFetch.ANSWER_NOW : bytes;
     } catch (RuntimeException e) {
       return DelayedFetch.ANSWER_NOW; // the read that answers reports it
@@ -476,14 +479,21 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     return producePurgatory.size();
   }
 
-  /** A consumer's read from {@code offset}: only what lies below the high watermark. */
+  /**
+   * A consumer's read from {@code offset}: only what lies below the high watermark, or below the
+   * last stable offset for {@code read_committed}.
+   */
   CompletableFuture<PartitionRead> read(
-      TopicPartition tp, long offset, int maxBytes, int currentLeaderEpoch) {
+      TopicPartition tp,
+      long offset,
+      int maxBytes,
+      int currentLeaderEpoch,
+      IsolationLevel isolation) {
     return forClient(
         tp,
         p -> {
           p.checkLeader(currentLeaderEpoch);
-          return p.readAsConsumer(offset, maxBytes);
+          return p.readAsConsumer(offset, maxBytes, isolation);
         });
   }
 
@@ -528,7 +538,9 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
               read.divergingEpoch(),
               read.highWatermark(),
               p.logStartOffset(),
-              p.logEndOffset());
+              p.logEndOffset(),
+              p.lastStableOffset(),
+              null);
         });
   }
 
@@ -707,26 +719,34 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
         tp,
         p -> {
           p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
-          return new PartitionOffsets(p.logStartOffset(), p.highWatermark());
+          return new PartitionOffsets(p.logStartOffset(), p.highWatermark(), p.lastStableOffset());
         });
   }
 
+  /**
+   * The first record at or after {@code timestamp} that a consumer of {@code isolation} may read
+   * (below the high watermark, or the last stable offset), as Kafka answers ListOffsets.
+   */
   public CompletableFuture<Optional<TimestampAndOffset>> offsetForTimestamp(
-      TopicPartition tp, long timestamp) {
+      TopicPartition tp, long timestamp, IsolationLevel isolation) {
     return forClient(
         tp,
         p -> {
           p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
-          return p.offsetForTimestamp(timestamp);
+          long fetchable = p.lastFetchableOffset(isolation);
+          return p.offsetForTimestamp(timestamp).filter(found -> found.offset < fetchable);
         });
   }
 
-  public CompletableFuture<Optional<TimestampAndOffset>> maxTimestampRecord(TopicPartition tp) {
+  /** The record with the largest timestamp, if a consumer of {@code isolation} may read it. */
+  public CompletableFuture<Optional<TimestampAndOffset>> maxTimestampRecord(
+      TopicPartition tp, IsolationLevel isolation) {
     return forClient(
         tp,
         p -> {
           p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
-          return p.maxTimestampRecord();
+          long fetchable = p.lastFetchableOffset(isolation);
+          return p.maxTimestampRecord().filter(found -> found.offset < fetchable);
         });
   }
 

@@ -14,15 +14,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.storage.internals.log.AbortedTxn;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -75,6 +79,50 @@ class PartitionTest {
 
   private PartitionLog log(Partition partition) {
     return replicaLogs.get(partition);
+  }
+
+  @Test
+  void aReadCommittedConsumerStopsAtTheLastStableOffsetAndLearnsOfAborts() throws Exception {
+    Partition leader = replica(0);
+    leader.applyState(new PartitionState(0, 1, List.of(0), 1, 10), List.of(0), 1, NOW);
+    leader.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, record("a")), (short) -1);
+    leader.appendAsLeader(
+        MemoryRecords.withTransactionalRecords(Compression.NONE, 7L, (short) 0, 0, record("t")),
+        (short) -1);
+    leader.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, record("b")), (short) -1);
+    assertThat(leader.highWatermark()).isEqualTo(3);
+
+    PartitionRead committed = leader.readAsConsumer(0, 10_000, IsolationLevel.READ_COMMITTED);
+    assertThat(offsets(committed)).containsExactly(0L);
+    assertThat(committed.lastStableOffset()).isEqualTo(1);
+    assertThat(committed.abortedTransactions()).isEmpty();
+    assertThat(leader.bytesReadable(1, 10_000, false, IsolationLevel.READ_COMMITTED)).isZero();
+    PartitionRead uncommitted = leader.readAsConsumer(0, 10_000, IsolationLevel.READ_UNCOMMITTED);
+    assertThat(offsets(uncommitted)).containsExactly(0L, 1L, 2L);
+    assertThat(uncommitted.abortedTransactions()).isNull();
+
+    log(leader)
+        .appendMarker(
+            7, (short) 0, new EndTransactionMarker(ControlRecordType.ABORT, 0), (short) 1, 1);
+    leader.maybeAdvanceHighWatermark();
+
+    PartitionRead afterAbort = leader.readAsConsumer(0, 10_000, IsolationLevel.READ_COMMITTED);
+    assertThat(afterAbort.lastStableOffset()).isEqualTo(4);
+    assertThat(offsets(afterAbort)).containsExactly(0L, 1L, 2L, 3L);
+    assertThat(afterAbort.abortedTransactions()).containsExactly(new AbortedTxn(7, 1, 3, 4));
+    assertThat(
+            leader.readAsConsumer(2, 10_000, IsolationLevel.READ_COMMITTED).abortedTransactions())
+        .containsExactly(new AbortedTxn(7, 1, 3, 4));
+  }
+
+  private static SimpleRecord record(String value) {
+    return new SimpleRecord(value.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
+  private static List<Long> offsets(PartitionRead read) {
+    List<Long> offsets = new java.util.ArrayList<>();
+    read.read().records().batches().forEach(b -> offsets.add(b.baseOffset()));
+    return offsets;
   }
 
   @Test
