@@ -208,8 +208,6 @@ public final class PartitionLog implements AutoCloseable {
    * (WriteTxnMarkers): a control batch of {@code producerId} and {@code producerEpoch} that commits
    * or aborts the producer's open transaction here, if any.
    *
-   * @param transactionVersion the coordinator's transaction version; from 2 on, the marker's epoch
-   *     must be newer than the producer's (KIP-890)
    * @throws org.apache.kafka.common.errors.InvalidProducerEpochException for a marker of an older
    *     producer epoch
    * @throws org.apache.kafka.common.errors.TransactionCoordinatorFencedException for a marker of an
@@ -217,14 +215,9 @@ public final class PartitionLog implements AutoCloseable {
    * @throws KafkaStorageException when the log directory is offline or fails now
    */
   public LogAppendInfo appendMarker(
-      long producerId,
-      short producerEpoch,
-      EndTransactionMarker marker,
-      short transactionVersion,
-      int leaderEpoch) {
+      long producerId, short producerEpoch, EndTransactionMarker marker, int leaderEpoch) {
     checkOnline();
-    producerState.checkMarker(
-        producerId, producerEpoch, marker.coordinatorEpoch(), transactionVersion);
+    producerState.checkMarker(producerId, producerEpoch, marker.coordinatorEpoch());
     long nowMs = services.time().milliseconds();
     MemoryRecords records =
         MemoryRecords.withEndTransactionMarker(

@@ -150,31 +150,26 @@ final class ProducerStateManager {
   }
 
   /**
-   * Checks a transaction marker the coordinator asks to write, as Kafka's leader does: its producer
-   * epoch may not be older than the producer's (with transaction version 2, where the coordinator
-   * bumps the epoch for each marker, it must be newer, unless it repeats the marker that closed the
-   * last transaction), nor its coordinator epoch older than the last marker's.
+   * Checks a transaction marker the coordinator asks to write, as Kafka 4.1's leader does: its
+   * producer epoch may not be older than the producer's (KIP-890's coordinator writes it with the
+   * epoch it bumped at the transaction's end, newer still), nor its coordinator epoch older than
+   * the last marker's.
    *
    * @throws InvalidProducerEpochException for a marker of an older producer epoch
    * @throws TransactionCoordinatorFencedException for a marker from an older coordinator
    */
-  void checkMarker(long producerId, short epoch, int coordinatorEpoch, short transactionVersion) {
+  void checkMarker(long producerId, short epoch, int coordinatorEpoch) {
     ProducerEntry entry = producers.get(producerId);
     if (entry == null) {
       return;
     }
-    boolean stale = transactionVersion >= 2 ? epoch <= entry.epoch : epoch < entry.epoch;
-    boolean retry =
-        transactionVersion >= 2 && epoch == entry.epoch && entry.currentTxnFirstOffset < 0;
-    if (stale && !retry) {
+    if (epoch < entry.epoch) {
       throw new InvalidProducerEpochException(
           "Marker epoch "
               + epoch
               + " of producer "
               + producerId
-              + " is "
-              + (transactionVersion >= 2 ? "not newer than" : "older than")
-              + " its epoch "
+              + " is older than its epoch "
               + entry.epoch);
     }
     if (coordinatorEpoch < entry.coordinatorEpoch) {

@@ -119,8 +119,7 @@ class LogCleanerTest {
     PartitionLog log = open(Map.of("segment.bytes", "100"));
     log.append(keyed(T0, "a=1"), 0); // 0
     log.append(keyedInTransaction(7, 0, "a=2"), 0); // 1, aborted below
-    log.appendMarker(
-        7, (short) 0, new EndTransactionMarker(ControlRecordType.ABORT, 0), (short) 1, 0);
+    log.appendMarker(7, (short) 0, new EndTransactionMarker(ControlRecordType.ABORT, 0), 0);
     log.append(keyed(T0, "b=1"), 0); // 3
     log.append(keyed(T0, "b=2"), 0); // 4
     log.append(keyed(T0, "c=1"), 0); // 5, active

@@ -37,8 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TransactionalLogTest {
   private static final long T0 = 1_700_000_000_000L;
-  private static final short TV1 = 1;
-  private static final short TV2 = 2;
 
   @TempDir Path logDir;
   private final MockTime time = new MockTime(0, T0, 0);
@@ -76,7 +74,7 @@ class TransactionalLogTest {
     log.updateHighWatermark(5);
     assertThat(log.lastStableOffset()).isEqualTo(2);
 
-    LogAppendInfo marker = log.appendMarker(7, (short) 0, commit(0), TV1, 0); // 5
+    LogAppendInfo marker = log.appendMarker(7, (short) 0, commit(0), 0); // 5
     assertThat(marker.firstOffset()).isEqualTo(5);
     // decided, but the marker is not below the high watermark yet: a new leader might not have it
     assertThat(log.lastStableOffset()).isEqualTo(2);
@@ -97,10 +95,10 @@ class TransactionalLogTest {
     PartitionLog log = open(Map.of(), LoadState.NEW);
     log.append(transactional(7, (short) 0, 0, T0, "x1", "x2"), 0); // 0, 1
     log.append(transactional(8, (short) 0, 0, T0, "y1"), 0); // 2
-    log.appendMarker(7, (short) 0, abort(3), TV1, 0); // 3
-    log.appendMarker(8, (short) 0, commit(3), TV1, 0); // 4
+    log.appendMarker(7, (short) 0, abort(3), 0); // 3
+    log.appendMarker(8, (short) 0, commit(3), 0); // 4
     log.append(transactional(7, (short) 0, 2, T0, "x3"), 0); // 5: 7's next transaction
-    log.appendMarker(7, (short) 0, abort(3), TV1, 0); // 6
+    log.appendMarker(7, (short) 0, abort(3), 0); // 6
     log.updateHighWatermark(7);
 
     // 8's transaction was open from offset 2 when 7's first one aborted
@@ -122,7 +120,7 @@ class TransactionalLogTest {
     for (int seq = 0; seq < 4; seq++) {
       log.append(transactional(7, (short) 0, seq, T0, "t" + seq), 0); // 0..3
     }
-    log.appendMarker(7, (short) 0, abort(0), TV1, 0); // 4
+    log.appendMarker(7, (short) 0, abort(0), 0); // 4
     log.updateHighWatermark(5);
     assertThat(log.numberOfSegments()).isGreaterThan(2);
 
@@ -141,7 +139,7 @@ class TransactionalLogTest {
         InvalidTxnStateException.class,
         () -> log.append(idempotent(7, (short) 0, 1, T0, "plain"), 0));
 
-    log.appendMarker(7, (short) 0, commit(0), TV1, 0);
+    log.appendMarker(7, (short) 0, commit(0), 0);
     assertThat(log.append(idempotent(7, (short) 0, 1, T0, "plain"), 0).firstOffset()).isEqualTo(2);
   }
 
@@ -152,20 +150,19 @@ class TransactionalLogTest {
 
     // an older producer epoch
     assertThrows(
-        InvalidProducerEpochException.class,
-        () -> log.appendMarker(7, (short) 4, commit(0), TV1, 0));
-    // transaction version 2: the coordinator bumps the epoch for the marker, so the same is stale
-    assertThrows(
-        InvalidProducerEpochException.class,
-        () -> log.appendMarker(7, (short) 5, commit(0), TV2, 0));
-    log.appendMarker(7, (short) 6, commit(2), TV2, 0);
-    // the same marker again (the coordinator's retry) is taken: the transaction is closed already
-    log.appendMarker(7, (short) 6, commit(2), TV2, 0);
+        InvalidProducerEpochException.class, () -> log.appendMarker(7, (short) 4, commit(0), 0));
+    // KIP-890: the coordinator writes the marker with the epoch it bumped, which is taken
+    log.appendMarker(7, (short) 6, commit(2), 0);
+    // and the same marker again (the coordinator's retry)
+    log.appendMarker(7, (short) 6, commit(2), 0);
     // a coordinator older than the last marker's is fenced
     assertThrows(
         TransactionCoordinatorFencedException.class,
-        () -> log.appendMarker(7, (short) 7, commit(1), TV2, 0));
+        () -> log.appendMarker(7, (short) 7, commit(1), 0));
     assertThat(log.logEndOffset()).isEqualTo(3);
+    // the producer's next transaction runs at the bumped epoch, from sequence 0
+    log.append(transactional(7, (short) 6, 0, T0, "next"), 0);
+    assertThat(log.lastStableOffset()).isZero();
   }
 
   @Test
@@ -188,7 +185,7 @@ class TransactionalLogTest {
     reopened.deleteOldSegments();
     assertThat(reopened.activeProducers()).hasSize(1);
 
-    reopened.appendMarker(7, (short) 0, abort(0), TV1, 0);
+    reopened.appendMarker(7, (short) 0, abort(0), 0);
     time.sleep(PartitionLog.PRODUCER_ID_EXPIRATION_MS + 1);
     reopened.deleteOldSegments();
     assertThat(reopened.activeProducers()).isEmpty();
@@ -202,7 +199,7 @@ class TransactionalLogTest {
       log.append(transactional(7, (short) 0, seq, T0, "t" + seq), 0); // 0..2
     }
     log.append(transactional(8, (short) 0, 0, T0, "u"), 0); // 3
-    log.appendMarker(7, (short) 0, abort(0), TV1, 0); // 4
+    log.appendMarker(7, (short) 0, abort(0), 0); // 4
     long markerSegment = log.segments().baseOffsetHolding(4);
     for (int i = 0; i < 4; i++) {
       log.append(batch(T0, "later" + i), 0); // 5..8, rolling on: snapshots after the marker
@@ -224,7 +221,7 @@ class TransactionalLogTest {
     assertThat(recovered.abortedTransactions(0, 4)).isEmpty();
     assertThat(recovered.lastStableOffset()).isEqualTo(0);
     // and a marker fetched from the new leader closes it again
-    recovered.appendMarker(7, (short) 0, commit(1), TV1, 0);
+    recovered.appendMarker(7, (short) 0, commit(1), 0);
     recovered.updateHighWatermark(5);
     assertThat(recovered.abortedTransactions(0, 5)).isEmpty();
     assertThat(recovered.lastStableOffset()).isEqualTo(3);
@@ -234,7 +231,7 @@ class TransactionalLogTest {
   void aFollowerTracksTransactionsFromTheBatchesItFetches() throws IOException {
     PartitionLog leader = open(Map.of(), LoadState.NEW);
     leader.append(transactional(7, (short) 0, 0, T0, "t"), 0);
-    leader.appendMarker(7, (short) 0, abort(0), TV1, 0);
+    leader.appendMarker(7, (short) 0, abort(0), 0);
     leader.append(transactional(8, (short) 0, 0, T0, "u"), 0);
 
     PartitionLog follower =

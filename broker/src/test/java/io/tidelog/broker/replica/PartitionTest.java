@@ -101,9 +101,7 @@ class PartitionTest {
     assertThat(offsets(uncommitted)).containsExactly(0L, 1L, 2L);
     assertThat(uncommitted.abortedTransactions()).isNull();
 
-    log(leader)
-        .appendMarker(
-            7, (short) 0, new EndTransactionMarker(ControlRecordType.ABORT, 0), (short) 1, 1);
+    log(leader).appendMarker(7, (short) 0, new EndTransactionMarker(ControlRecordType.ABORT, 0), 1);
     leader.maybeAdvanceHighWatermark();
 
     PartitionRead afterAbort = leader.readAsConsumer(0, 10_000, IsolationLevel.READ_COMMITTED);
