@@ -62,19 +62,7 @@ final class FetchReader {
     int budget = Math.min(partition.maxBytes(), remainingBytes);
     CompletableFuture<PartitionRead> read;
     if (budget <= 0) {
-      read =
-          replicas
-              .offsets(partition.tp())
-              .thenApply(
-                  offsets ->
-                      new PartitionRead(
-                          null,
-                          null,
-                          offsets.highWatermark(),
-                          offsets.logStartOffset(),
-                          -1,
-                          offsets.lastStableOffset(),
-                          null));
+      read = replicas.offsets(partition.tp()).thenApply(PartitionRead::offsetsOnly);
     } else if (params.byFollower()) {
       read =
           replicas.readForFollower(
@@ -108,16 +96,7 @@ final class FetchReader {
                           offsets == null
                               ? failed
                               : new FetchedPartition(
-                                  partition.tp(),
-                                  new PartitionRead(
-                                      null,
-                                      null,
-                                      offsets.highWatermark(),
-                                      offsets.logStartOffset(),
-                                      -1,
-                                      offsets.lastStableOffset(),
-                                      null),
-                                  e));
+                                  partition.tp(), PartitionRead.offsetsOnly(offsets), e));
             });
   }
 

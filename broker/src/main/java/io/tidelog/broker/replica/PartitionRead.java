@@ -22,4 +22,17 @@ public record PartitionRead(
     long logStartOffset,
     long logEndOffset,
     long lastStableOffset,
-    List<AbortedTxn> abortedTransactions) {}
+    List<AbortedTxn> abortedTransactions) {
+
+  /** No records: only the offsets that frame the partition now. */
+  static PartitionRead offsetsOnly(PartitionOffsets offsets) {
+    return new PartitionRead(
+        null,
+        null,
+        offsets.highWatermark(),
+        offsets.logStartOffset(),
+        -1,
+        offsets.lastStableOffset(),
+        null);
+  }
+}
