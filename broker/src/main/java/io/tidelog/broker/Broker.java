@@ -44,6 +44,7 @@ import io.tidelog.broker.protocol.RequestDispatcher;
 import io.tidelog.broker.protocol.ScramCredentialsHandler;
 import io.tidelog.broker.protocol.TopicAdminHandler;
 import io.tidelog.broker.protocol.TopicMetrics;
+import io.tidelog.broker.protocol.WriteTxnMarkersHandler;
 import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.quota.ControllerMutationQuotaManager;
 import io.tidelog.broker.quota.ReplicationQuota;
@@ -500,7 +501,8 @@ public final class Broker implements AutoCloseable {
             new ClientQuotasHandler(metadata, metadataExecutor, authorization),
             new LogDirsHandler(replicas, authorization),
             new DescribeProducersHandler(metadata, replicas, authorization),
-            new ElectLeadersHandler(metadata, metadataExecutor, authorization));
+            new ElectLeadersHandler(metadata, metadataExecutor, authorization),
+            new WriteTxnMarkersHandler(replicas, authorization, config.requestTimeoutMs()));
     AuthenticationMetrics authentications = new AuthenticationMetrics(registry);
     server =
         new SocketServer(

@@ -98,6 +98,9 @@ import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
 import org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.TransactionResult;
+import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
+import org.apache.kafka.common.requests.WriteTxnMarkersResponse;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
@@ -331,6 +334,18 @@ class AuthorizationDifferentialIT {
             "TOPIC_AUTHORIZATION_FAILED"));
     cases.add(
         new Case("describe producers, READ", List.of(readTopic), describeProducers(), "NONE"));
+    cases.add(
+        new Case(
+            "write transaction markers, WRITE on the topic",
+            List.of(allow(ResourceType.TOPIC, TOPIC, AclOperation.WRITE)),
+            writeTxnMarkers(),
+            "CLUSTER_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "write transaction markers, CLUSTER_ACTION",
+            List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.CLUSTER_ACTION)),
+            writeTxnMarkers(),
+            "NONE"));
     cases.add(
         new Case(
             "fetch, READ denied",
@@ -916,6 +931,21 @@ class AuthorizationDifferentialIT {
           (DescribeProducersResponse)
               alice.send(new DescribeProducersRequest.Builder(data).build((short) 0));
       return Errors.forCode(response.data().topics().get(0).partitions().get(0).errorCode()).name();
+    };
+  }
+
+  private static Probe writeTxnMarkers() {
+    return (alice, target) -> {
+      TopicPartition tp = new TopicPartition(TOPIC, 0);
+      WriteTxnMarkersResponse response =
+          (WriteTxnMarkersResponse)
+              alice.send(
+                  new WriteTxnMarkersRequest.Builder(
+                          List.of(
+                              new WriteTxnMarkersRequest.TxnMarkerEntry(
+                                  4242L, (short) 0, 0, TransactionResult.ABORT, List.of(tp))))
+                      .build((short) 1));
+      return response.errorsByProducerId().get(4242L).get(tp).name();
     };
   }
 

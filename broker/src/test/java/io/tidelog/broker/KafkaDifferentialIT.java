@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -50,6 +51,9 @@ import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.TransactionResult;
+import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
+import org.apache.kafka.common.requests.WriteTxnMarkersResponse;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -445,6 +449,130 @@ class KafkaDifferentialIT {
             "0");
     assertThat(tool.exitStatus()).as(tool.output()).isZero();
     assertThat(tool.output()).containsPattern("\\d+\\s+0\\s+-1\\s+2\\s+\\d+\\s+None");
+  }
+
+  /**
+   * WriteTxnMarkers, as Admin's abortTransaction ({@code kafka-transactions abort}) and a
+   * coordinator send it: an abort marker for a producer the log has not seen is written; one of an
+   * older producer epoch is INVALID_PRODUCER_EPOCH, one of an older coordinator epoch
+   * TRANSACTION_COORDINATOR_FENCED; an unknown partition UNKNOWN_TOPIC_OR_PARTITION beside a known
+   * one that is written. Both brokers then hold the same offsets and describe the producer alike,
+   * and Kafka's {@code kafka-transactions abort} closes a transaction on Tidelog.
+   */
+  @Test
+  void transactionMarkersAreWrittenAndFencedAsByKafka() throws Exception {
+    TopicPartition tp = new TopicPartition("markers", 0);
+    List<String> views = new ArrayList<>();
+    for (int port : ports()) {
+      String bootstrap = "127.0.0.1:" + port;
+      List<String> view = new ArrayList<>();
+      try (Admin admin =
+          Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+        admin.createTopics(List.of(new NewTopic(tp.topic(), 1, (short) 1))).all().get();
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .ignoreExceptions()
+            .until(() -> latestOffset(port, tp) == 0);
+        admin.abortTransaction(new AbortTransactionSpec(tp, 4242L, (short) 3, 7)).all().get();
+      }
+      try (RawKafkaClient client = new RawKafkaClient(port, 60_000)) {
+        view.add("older epoch: " + markers(client, 4242L, (short) 2, 7, List.of(tp)));
+        view.add("older coordinator: " + markers(client, 4242L, (short) 3, 6, List.of(tp)));
+        view.add(
+            "unknown and known: "
+                + markers(
+                    client, 4242L, (short) 3, 7, List.of(new TopicPartition("no-such", 0), tp)));
+        DescribeProducersRequestData data = new DescribeProducersRequestData();
+        data.topics()
+            .add(
+                new DescribeProducersRequestData.TopicRequest()
+                    .setName(tp.topic())
+                    .setPartitionIndexes(List.of(0)));
+        DescribeProducersResponse described =
+            (DescribeProducersResponse)
+                client.send(new DescribeProducersRequest.Builder(data).build((short) 0));
+        described
+            .data()
+            .topics()
+            .get(0)
+            .partitions()
+            .get(0)
+            .activeProducers()
+            .forEach(
+                p ->
+                    view.add(
+                        "producer "
+                            + p.producerId()
+                            + " epoch "
+                            + p.producerEpoch()
+                            + " last sequence "
+                            + p.lastSequence()
+                            + " coordinator epoch "
+                            + p.coordinatorEpoch()
+                            + " transaction start "
+                            + p.currentTxnStartOffset()));
+      }
+      view.add("log end " + latestOffset(port, tp));
+      views.add(String.join("\n", view));
+    }
+    assertThat(views.get(1)).as("Tidelog's answers").isEqualTo(views.get(0));
+    assertThat(views.get(1))
+        .isEqualTo(
+            String.join(
+                "\n",
+                "older epoch: [markers-0 INVALID_PRODUCER_EPOCH]",
+                "older coordinator: [markers-0 TRANSACTION_COORDINATOR_FENCED]",
+                "unknown and known: [markers-0 NONE, no-such-0 UNKNOWN_TOPIC_OR_PARTITION]",
+                "producer 4242 epoch 3 last sequence -1 coordinator epoch 7 transaction start -1",
+                "log end 2"));
+    ApacheKafka.ToolRun tool =
+        ApacheKafka.tool(
+            "",
+            "org.apache.kafka.tools.TransactionsCommand",
+            "--bootstrap-server",
+            "127.0.0.1:" + tidelog.port,
+            "abort",
+            "--topic",
+            tp.topic(),
+            "--partition",
+            "0",
+            "--producer-id",
+            "4243",
+            "--producer-epoch",
+            "0",
+            "--coordinator-epoch",
+            "0");
+    assertThat(tool.exitStatus()).as(tool.output()).isZero();
+    assertThat(latestOffset(tidelog.port, tp)).isEqualTo(3);
+  }
+
+  /** One WriteTxnMarkers of one abort marker; each partition's answer, sorted. */
+  private static List<String> markers(
+      RawKafkaClient client,
+      long producerId,
+      short producerEpoch,
+      int coordinatorEpoch,
+      List<TopicPartition> partitions)
+      throws Exception {
+    WriteTxnMarkersResponse response =
+        (WriteTxnMarkersResponse)
+            client.send(
+                new WriteTxnMarkersRequest.Builder(
+                        List.of(
+                            new WriteTxnMarkersRequest.TxnMarkerEntry(
+                                producerId,
+                                producerEpoch,
+                                coordinatorEpoch,
+                                TransactionResult.ABORT,
+                                partitions)))
+                    .build((short) 1));
+    List<String> answers = new ArrayList<>();
+    response
+        .errorsByProducerId()
+        .get(producerId)
+        .forEach((partition, error) -> answers.add(partition + " " + error));
+    answers.sort(null);
+    return answers;
   }
 
   @Test

@@ -197,6 +197,16 @@ final class SampleRequests {
                     .setPartitionIndexes(List.of(0)));
         yield new org.apache.kafka.common.requests.DescribeProducersRequest.Builder(data).build(v);
       }
+      case WRITE_TXN_MARKERS ->
+          new org.apache.kafka.common.requests.WriteTxnMarkersRequest.Builder(
+                  List.of(
+                      new org.apache.kafka.common.requests.WriteTxnMarkersRequest.TxnMarkerEntry(
+                          4242L,
+                          (short) 0,
+                          0,
+                          org.apache.kafka.common.requests.TransactionResult.ABORT,
+                          List.of(new org.apache.kafka.common.TopicPartition(topic, 0)))))
+              .build(v);
       case ELECT_LEADERS ->
           new org.apache.kafka.common.requests.ElectLeadersRequest.Builder(
                   org.apache.kafka.common.ElectionType.PREFERRED,

@@ -72,6 +72,7 @@ public final class BrokerConfig {
 
   public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
   public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+  public static final String REQUEST_TIMEOUT_MS = "request.timeout.ms";
   public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
   public static final String REPLICA_FETCH_MAX_BYTES = "replica.fetch.max.bytes";
   public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
@@ -360,6 +361,14 @@ public final class BrokerConfig {
                 atLeast(1),
                 MEDIUM,
                 "A follower not caught up within this time leaves the ISR.")
+            .define(
+                REQUEST_TIMEOUT_MS,
+                INT,
+                30_000,
+                atLeast(0),
+                MEDIUM,
+                "How long the broker waits for the replication of the transaction markers that"
+                    + " WriteTxnMarkers writes, as Kafka's broker does.")
             .define(
                 REPLICA_FETCH_WAIT_MAX_MS,
                 INT,
@@ -872,6 +881,10 @@ public final class BrokerConfig {
 
   public int brokerSessionTimeoutMs() {
     return (Integer) values.get(BROKER_SESSION_TIMEOUT_MS);
+  }
+
+  public int requestTimeoutMs() {
+    return (Integer) values.get(REQUEST_TIMEOUT_MS);
   }
 
   public long replicaLagTimeMaxMs() {

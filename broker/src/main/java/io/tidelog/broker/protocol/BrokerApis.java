@@ -15,4 +15,5 @@ public record BrokerApis(
     ClientQuotasHandler quotas,
     LogDirsHandler logDirs,
     DescribeProducersHandler producers,
-    ElectLeadersHandler elections) {}
+    ElectLeadersHandler elections,
+    WriteTxnMarkersHandler txnMarkers) {}

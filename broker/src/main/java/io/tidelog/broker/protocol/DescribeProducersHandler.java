@@ -25,12 +25,12 @@ import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * DescribeProducers (KIP-664), as {@code kafka-transactions describe-producers} and Admin's {@code
- * describeProducers} ask it: the idempotent producers that each partition led here remembers, with
- * their epoch and last sequence. Answered as Kafka answers, partition by partition: READ on the
- * topic or TOPIC_AUTHORIZATION_FAILED, then UNKNOWN_TOPIC_OR_PARTITION, then NOT_LEADER_OR_FOLLOWER
- * off the leader. {@code LastTimestamp} is when the broker appended the producer's last batch
- * (Kafka reports the batch's largest timestamp); with no transactions yet, every coordinator epoch
- * and transaction start offset is -1.
+ * describeProducers} ask it: the idempotent and transactional producers that each partition led
+ * here remembers, with their epoch, last sequence, the coordinator epoch of their last transaction
+ * marker and the first offset of their open transaction. Answered as Kafka answers, partition by
+ * partition: READ on the topic or TOPIC_AUTHORIZATION_FAILED, then UNKNOWN_TOPIC_OR_PARTITION, then
+ * NOT_LEADER_OR_FOLLOWER off the leader. {@code LastTimestamp} is when the broker appended the
+ * producer's last batch (Kafka reports the batch's largest timestamp).
  */
 public final class DescribeProducersHandler {
   private final MetadataStore metadata;

@@ -123,6 +123,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.DESCRIBE_LOG_DIRS, apis.logDirs()::describe);
     serve(ApiKeys.DESCRIBE_PRODUCERS, apis.producers()::handle);
     serve(ApiKeys.ELECT_LEADERS, apis.elections()::elect);
+    serve(ApiKeys.WRITE_TXN_MARKERS, apis.txnMarkers()::handle);
     // where no authentication is under way (ClientSession runs those), as Kafka answers them
     serve(
         ApiKeys.SASL_HANDSHAKE,

@@ -37,6 +37,7 @@ final class SupportedApis {
     RANGES.put(ApiKeys.DESCRIBE_LOG_DIRS, new short[] {1, 4});
     RANGES.put(ApiKeys.DESCRIBE_PRODUCERS, new short[] {0, 0});
     RANGES.put(ApiKeys.ELECT_LEADERS, new short[] {0, 2});
+    RANGES.put(ApiKeys.WRITE_TXN_MARKERS, new short[] {1, 1});
     RANGES.put(ApiKeys.ALTER_CONFIGS, new short[] {0, 2});
     RANGES.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, new short[] {0, 1});
     RANGES.put(ApiKeys.DESCRIBE_CLUSTER, new short[] {0, 1});

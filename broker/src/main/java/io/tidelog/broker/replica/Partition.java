@@ -21,6 +21,7 @@ import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.UnknownLeaderEpochException;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
@@ -263,6 +264,20 @@ final class Partition {
       throw new NotEnoughReplicasException(isrShortfall());
     }
     LogAppendInfo info = log.append(records, state.leaderEpoch());
+    maybeAdvanceHighWatermark();
+    return info;
+  }
+
+  /**
+   * Appends a transaction marker as leader, for the coordinator (WriteTxnMarkers); refused, as an
+   * {@code acks=all} append, while the ISR is below {@code min.insync.replicas}.
+   */
+  LogAppendInfo appendMarker(long producerId, short producerEpoch, EndTransactionMarker marker) {
+    checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+    if (isrBelowMinimum()) {
+      throw new NotEnoughReplicasException(isrShortfall());
+    }
+    LogAppendInfo info = log.appendMarker(producerId, producerEpoch, marker, state.leaderEpoch());
     maybeAdvanceHighWatermark();
     return info;
   }

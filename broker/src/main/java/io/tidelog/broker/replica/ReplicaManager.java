@@ -39,6 +39,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
@@ -363,15 +364,44 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
             p -> {
               LogAppendInfo info = p.appendAsLeader(records, acks);
               changed(tp);
-              if (acks != -1 || info.lastOffset() < p.highWatermark()) {
-                return CompletableFuture.completedFuture(info);
-              }
-              // On the shard: nothing can move the HW between the append and the watch
-              DelayedProduce produce = new DelayedProduce(p, p.leaderEpoch(), info);
-              producePurgatory.watch(produce, List.of(tp), timeoutMs);
-              return produce.result();
+              return acks == -1
+                  ? replicated(p, info, timeoutMs)
+                  : CompletableFuture.completedFuture(info);
             })
         .thenCompose(Function.identity());
+  }
+
+  /**
+   * Appends a transaction marker on the leader, as the broker's own work (the coordinator's
+   * WriteTxnMarkers), and completes once the ISR has it, or fails after {@code timeoutMs} with
+   * REQUEST_TIMED_OUT.
+   */
+  public CompletableFuture<LogAppendInfo> appendMarker(
+      TopicPartition tp,
+      long producerId,
+      short producerEpoch,
+      EndTransactionMarker marker,
+      int timeoutMs) {
+    return onPartition(
+            tp,
+            p -> {
+              LogAppendInfo info = p.appendMarker(producerId, producerEpoch, marker);
+              changed(tp);
+              return replicated(p, info, timeoutMs);
+            })
+        .thenCompose(Function.identity());
+  }
+
+  /** On the shard, after an append: completes once the high watermark passes it. */
+  private CompletableFuture<LogAppendInfo> replicated(
+      Partition p, LogAppendInfo info, int timeoutMs) {
+    if (info.lastOffset() < p.highWatermark()) {
+      return CompletableFuture.completedFuture(info);
+    }
+    // On the shard: nothing can move the HW between the append and the watch
+    DelayedProduce produce = new DelayedProduce(p, p.leaderEpoch(), info);
+    producePurgatory.watch(produce, List.of(p.tp), timeoutMs);
+    return produce.result();
   }
 
   /**
