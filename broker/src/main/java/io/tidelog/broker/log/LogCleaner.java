@@ -55,8 +55,10 @@ import org.slf4j.LoggerFactory;
  *       fills, the pass ends at the segment where it did), then rewrites each cleanable segment
  *       into {@code .cleaned/} with kafka-clients' {@link MemoryRecords#filterTo}: records
  *       superseded by a later one of their key go (a record of an aborted transaction supersedes
- *       nothing: the map skips them, as Kafka's does); a tombstone goes once its batch's delete
- *       horizon ({@code delete.retention.ms} after the pass that first kept it) has passed; the
+ *       nothing: the map skips them, as Kafka's does), and so do the records of aborted
+ *       transactions; a tombstone goes once its batch's delete horizon ({@code delete.retention.ms}
+ *       after the pass that first kept it) has passed, and so does a commit marker whose
+ *       transaction's records are gone (abort markers stay: see {@link CleanedTransactions}); the
  *       last batch of each idempotent producer stays, empty if need be, so that its sequence
  *       survives. Reads are throttled to {@code log.cleaner.io.max.bytes.per.second}.
  *   <li>{@link #swap}, on the log's thread: each cleaned segment replaces the one it was made from,
@@ -206,7 +208,7 @@ public final class LogCleaner implements AutoCloseable {
             dirtyBytes,
             nowMs,
             log.lastOffsetsOfProducers(),
-            log.abortedTransactions(firstDirty, end)));
+            log.abortedTransactions(cleanable.get(0).baseOffset(), end)));
   }
 
   /** Cleans on the cleaner's thread; fails when it is busy with too many logs. */
@@ -264,7 +266,7 @@ public final class LogCleaner implements AutoCloseable {
   /** Maps the dirty part's keys; returns where the map ends (short of the task's end when full). */
   private long buildOffsetMap(Task task, OffsetMap map, Throttle throttle) throws IOException {
     boolean mappedASegment = false;
-    AbortedBatches aborted = new AbortedBatches(task.abortedTxns);
+    CleanedTransactions transactions = new CleanedTransactions(task.abortedTxns);
     for (int i = 0; i < task.segments.size(); i++) {
       LogSegment segment = task.segments.get(i);
       long segmentEnd =
@@ -274,7 +276,11 @@ public final class LogCleaner implements AutoCloseable {
       }
       boolean dirty = false;
       for (RecordBatch batch : segment.batches()) {
-        if (aborted.skips(batch) || batch.lastOffset() < task.firstDirtyOffset) {
+        if (batch.isControlBatch()) {
+          transactions.markerDiscardable(batch); // it holds no key to map
+          continue;
+        }
+        if (transactions.aborted(batch) || batch.lastOffset() < task.firstDirtyOffset) {
           continue;
         }
         dirty = true;
@@ -365,26 +371,48 @@ public final class LogCleaner implements AutoCloseable {
   private static final class KeepLatest extends RecordFilter {
     private final OffsetMap map;
     private final Map<Long, Long> lastOffsetsOfProducers;
+    private final CleanedTransactions transactions;
+    private boolean discardRecords;
     private int tombstonesKept;
 
     KeepLatest(Task task, OffsetMap map) {
       super(task.nowMs, task.config.deleteRetentionMs());
       this.map = map;
       this.lastOffsetsOfProducers = task.lastOffsetsOfProducers;
+      this.transactions = new CleanedTransactions(task.abortedTxns);
     }
 
-    /** A producer's last batch stays, empty if need be, so that its sequence survives. */
+    /**
+     * An aborted transaction's records go; a marker that may go is stamped with a delete horizon
+     * and goes once it passed, as a tombstone does. A producer's last batch stays, empty if need
+     * be, so that its sequence survives.
+     */
     @Override
     protected BatchRetentionResult checkBatchRetention(RecordBatch batch) {
+      boolean marker = batch.isControlBatch();
+      boolean discardable =
+          marker ? transactions.markerDiscardable(batch) : transactions.aborted(batch);
+      OptionalLong horizon = batch.deleteHorizonMs();
+      discardRecords =
+          discardable && (!marker || horizon.isPresent() && horizon.getAsLong() <= currentTime);
+      if (marker && discardable && !discardRecords) {
+        tombstonesKept++; // a pass must come back for it
+      }
       boolean lastOfProducer =
           batch.hasProducerId()
               && lastOffsetsOfProducers.getOrDefault(batch.producerId(), -1L) == batch.lastOffset();
-      return new BatchRetentionResult(
-          lastOfProducer ? BatchRetention.RETAIN_EMPTY : BatchRetention.DELETE_EMPTY, false);
+      BatchRetention retention =
+          lastOfProducer
+              ? BatchRetention.RETAIN_EMPTY
+              : discardRecords ? BatchRetention.DELETE : BatchRetention.DELETE_EMPTY;
+      return new BatchRetentionResult(retention, marker && discardable);
     }
 
     @Override
     protected boolean shouldRetainRecord(RecordBatch batch, Record record) {
+      if (discardRecords) {
+        return false;
+      }
       if (!record.hasKey() || batch.isControlBatch()) {
         return true;
       }
@@ -404,33 +432,59 @@ public final class LogCleaner implements AutoCloseable {
   }
 
   /**
-   * Tells, batch by batch in offset order, which belong to an aborted transaction, as a {@code
-   * read_committed} consumer does: from an aborted transaction's first offset its producer's
-   * transactional batches are aborted until its abort marker. Markers themselves count as skipped:
-   * they hold no key to map.
+   * What a pass learns of transactions, batch by batch in offset order, as Kafka's {@code
+   * CleanedTransactionMetadata}: from an aborted transaction's first offset (from the transaction
+   * index) its producer's transactional batches belong to it until its abort marker; any other
+   * transactional batch belongs to a committed transaction, until that producer's commit marker.
    */
-  private static final class AbortedBatches {
+  private static final class CleanedTransactions {
     private final PriorityQueue<AbortedTxn> pending =
         new PriorityQueue<>((a, b) -> Long.compare(a.firstOffset(), b.firstOffset()));
-    private final Set<Long> abortedProducers = new HashSet<>();
+    private final Set<Long> ongoingAborted = new HashSet<>();
+    private final Set<Long> ongoingCommitted = new HashSet<>();
 
-    AbortedBatches(List<AbortedTxn> aborted) {
+    CleanedTransactions(List<AbortedTxn> aborted) {
       pending.addAll(aborted);
     }
 
-    boolean skips(RecordBatch batch) {
-      while (!pending.isEmpty() && pending.peek().firstOffset() <= batch.lastOffset()) {
-        abortedProducers.add(pending.poll().producerId());
+    /** A data batch: whether it belongs to an aborted transaction (its records may go). */
+    boolean aborted(RecordBatch batch) {
+      startUpTo(batch.lastOffset());
+      if (!batch.isTransactional()) {
+        return false;
       }
-      if (batch.isControlBatch()) {
-        Iterator<Record> records = batch.iterator();
-        if (records.hasNext()
-            && ControlRecordType.parse(records.next().key()) == ControlRecordType.ABORT) {
-          abortedProducers.remove(batch.producerId());
-        }
+      if (ongoingAborted.contains(batch.producerId())) {
         return true;
       }
-      return batch.isTransactional() && abortedProducers.contains(batch.producerId());
+      ongoingCommitted.add(batch.producerId());
+      return false;
+    }
+
+    /**
+     * A marker: whether it may go once its delete horizon passed. A commit may when this pass met
+     * no batch of its transaction (they went in earlier passes), as in Kafka. An abort stays,
+     * unlike Kafka: the segment's transaction index names it, and a cleaned segment keeps its
+     * original's index, so a {@code read_committed} reader always meets the marker that ends what
+     * it skips.
+     */
+    boolean markerDiscardable(RecordBatch marker) {
+      startUpTo(marker.lastOffset());
+      Iterator<Record> records = marker.iterator();
+      if (!records.hasNext()) {
+        return true; // emptied before
+      }
+      ControlRecordType type = ControlRecordType.parse(records.next().key());
+      if (type == ControlRecordType.ABORT) {
+        ongoingAborted.remove(marker.producerId());
+        return false;
+      }
+      return type == ControlRecordType.COMMIT && !ongoingCommitted.remove(marker.producerId());
+    }
+
+    private void startUpTo(long offset) {
+      while (!pending.isEmpty() && pending.peek().firstOffset() <= offset) {
+        ongoingAborted.add(pending.poll().producerId());
+      }
     }
   }
 

@@ -115,7 +115,7 @@ class LogCleanerTest {
   }
 
   @Test
-  void anAbortedTransactionSupersedesNothingAndMarkersStay() throws Exception {
+  void anAbortedTransactionsRecordsGoAndSupersedeNothing() throws Exception {
     PartitionLog log = open(Map.of("segment.bytes", "100"));
     log.append(keyed(T0, "a=1"), 0); // 0
     log.append(keyedInTransaction(7, 0, "a=2"), 0); // 1, aborted below
@@ -127,8 +127,45 @@ class LogCleanerTest {
 
     assertThat(cleanOnce(log)).isTrue();
 
-    // a=1 is still a's committed value: the aborted a=2 may not take its place
-    assertThat(contents(log)).containsExactly("0:a=1", "1:a=2", "2:marker", "4:b=2", "5:c=1");
+    // a=1 is still a's committed value: the aborted a=2 did not take its place, and went; its
+    // abort marker stays, as the transaction index names it
+    assertThat(contents(log)).containsExactly("0:a=1", "2:marker", "4:b=2", "5:c=1");
+    assertThat(log.abortedTransactions(0, log.logEndOffset())).hasSize(1);
+  }
+
+  @Test
+  void aCommitMarkerGoesAfterItsTransactionsRecordsAndTheDeleteRetention() throws Exception {
+    PartitionLog log =
+        open(
+            Map.of(
+                "segment.bytes", "100",
+                "delete.retention.ms", "60000",
+                "min.cleanable.dirty.ratio", "0.01"));
+    EndTransactionMarker commit = new EndTransactionMarker(ControlRecordType.COMMIT, 0);
+    log.append(keyedInTransaction(8, 0, "b=1"), 0); // 0
+    log.appendMarker(8, (short) 0, commit, 0); // 1
+    log.append(keyedInTransaction(8, 1, "b=2"), 0); // 2: supersedes b=1, 8's last batch
+    log.appendMarker(8, (short) 0, commit, 0); // 3
+    log.append(keyed(T0, "c=1"), 0); // 4
+    log.append(keyed(T0, "d=1"), 0); // 5, active
+    log.updateHighWatermark(6);
+
+    // The first pass removes b=1 but met its batch: its marker stays
+    assertThat(cleanOnce(log)).isTrue();
+    assertThat(contents(log)).containsExactly("1:marker", "2:b=2", "3:marker", "4:c=1", "5:d=1");
+
+    // The next finds no record of that transaction: the marker gets a delete horizon and stays
+    log.append(keyed(T0, "c=2"), 0); // 6
+    log.append(keyed(T0, "e=1"), 0); // 7, active
+    log.updateHighWatermark(8);
+    assertThat(cleanOnce(log)).isTrue();
+    assertThat(contents(log)).startsWith("1:marker", "2:b=2", "3:marker");
+
+    // and goes in the pass after delete.retention.ms; the marker of 8's last batch stays
+    time.sleep(60_001);
+    assertThat(cleanOnce(log)).isTrue();
+    assertThat(contents(log)).startsWith("2:b=2", "3:marker");
+    assertThat(log.lastStableOffset()).isEqualTo(8);
   }
 
   @Test
@@ -209,7 +246,12 @@ class LogCleanerTest {
   @Test
   void tombstonesGoOnceDeleteRetentionHasPassedSinceTheyWereFirstCleaned() throws Exception {
     // Given a key written then deleted, cleaned once
-    PartitionLog log = open(Map.of("segment.bytes", "100", "delete.retention.ms", "60000"));
+    PartitionLog log =
+        open(
+            Map.of(
+                "segment.bytes", "100",
+                "delete.retention.ms", "60000",
+                "min.cleanable.dirty.ratio", "0.01"));
     log.append(keyed(T0, "a=1"), 0);
     log.append(keyed(T0, "a="), 0);
     log.append(keyed(T0, "b=1"), 0);
