@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -58,9 +59,10 @@ import org.slf4j.LoggerFactory;
  *       nothing: the map skips them, as Kafka's does), and so do the records of aborted
  *       transactions; a tombstone goes once its batch's delete horizon ({@code delete.retention.ms}
  *       after the pass that first kept it) has passed, and so does a commit marker whose
- *       transaction's records are gone (abort markers stay: see {@link CleanedTransactions}); the
- *       last batch of each idempotent producer stays, empty if need be, so that its sequence
- *       survives. Reads are throttled to {@code log.cleaner.io.max.bytes.per.second}.
+ *       transaction's records are gone, and an abort marker likewise (the cleaned segment's
+ *       transaction index names the aborts whose markers stay); the last batch of each idempotent
+ *       producer stays, empty if need be, so that its sequence survives. Reads are throttled to
+ *       {@code log.cleaner.io.max.bytes.per.second}.
  *   <li>{@link #swap}, on the log's thread: each cleaned segment replaces the one it was made from,
  *       if that one is still in the log; the cleaner checkpoint moves to the pass's end.
  * </ol>
@@ -307,7 +309,11 @@ public final class LogCleaner implements AutoCloseable {
       Task task, LogSegment segment, KeepLatest filter, Path directory, Throttle throttle)
       throws IOException {
     for (String suffix :
-        List.of(LogSegment.LOG_SUFFIX, LogSegment.INDEX_SUFFIX, LogSegment.TIME_INDEX_SUFFIX)) {
+        List.of(
+            LogSegment.LOG_SUFFIX,
+            LogSegment.INDEX_SUFFIX,
+            LogSegment.TIME_INDEX_SUFFIX,
+            LogSegment.TXN_INDEX_SUFFIX)) {
       Files.deleteIfExists(LogSegment.file(directory, segment.baseOffset(), suffix));
     }
     LogSegment copy = LogSegment.open(directory, segment.baseOffset(), task.config, task.nowMs);
@@ -337,6 +343,10 @@ public final class LogCleaner implements AutoCloseable {
       }
       throttle.maybeWait(result.bytesRead());
     }
+    for (AbortedTxn aborted : filter.transactions.takeRetainedAborts()) {
+      copy.recordAbortedTxn(aborted);
+    }
+    copy.flush(); // the transaction index too, while it is open
     copy.onBecomeInactiveSegment();
     copy.flush();
     return copy;
@@ -440,8 +450,14 @@ public final class LogCleaner implements AutoCloseable {
   private static final class CleanedTransactions {
     private final PriorityQueue<AbortedTxn> pending =
         new PriorityQueue<>((a, b) -> Long.compare(a.firstOffset(), b.firstOffset()));
-    private final Set<Long> ongoingAborted = new HashSet<>();
+
+    /** Each producer's aborted transaction under way, and whether the pass met a batch of it. */
+    private final Map<Long, AbortedInPass> ongoingAborted = new HashMap<>();
+
     private final Set<Long> ongoingCommitted = new HashSet<>();
+
+    /** The aborts whose markers stay, since the last {@link #takeRetainedAborts}. */
+    private List<AbortedTxn> retainedAborts = new ArrayList<>();
 
     CleanedTransactions(List<AbortedTxn> aborted) {
       pending.addAll(aborted);
@@ -453,7 +469,9 @@ public final class LogCleaner implements AutoCloseable {
       if (!batch.isTransactional()) {
         return false;
       }
-      if (ongoingAborted.contains(batch.producerId())) {
+      AbortedInPass aborted = ongoingAborted.get(batch.producerId());
+      if (aborted != null) {
+        aborted.metABatch = true;
         return true;
       }
       ongoingCommitted.add(batch.producerId());
@@ -461,11 +479,9 @@ public final class LogCleaner implements AutoCloseable {
     }
 
     /**
-     * A marker: whether it may go once its delete horizon passed. A commit may when this pass met
-     * no batch of its transaction (they went in earlier passes), as in Kafka. An abort stays,
-     * unlike Kafka: the segment's transaction index names it, and a cleaned segment keeps its
-     * original's index, so a {@code read_committed} reader always meets the marker that ends what
-     * it skips.
+     * A marker: whether it may go once its delete horizon passed, as in Kafka: when this pass met
+     * no batch of its transaction (they went in earlier passes). An abort marker that stays is
+     * named again in the cleaned segment's transaction index.
      */
     boolean markerDiscardable(RecordBatch marker) {
       startUpTo(marker.lastOffset());
@@ -475,15 +491,36 @@ public final class LogCleaner implements AutoCloseable {
       }
       ControlRecordType type = ControlRecordType.parse(records.next().key());
       if (type == ControlRecordType.ABORT) {
-        ongoingAborted.remove(marker.producerId());
-        return false;
+        AbortedInPass aborted = ongoingAborted.remove(marker.producerId());
+        if (aborted != null && aborted.metABatch) {
+          retainedAborts.add(aborted.txn);
+          return false;
+        }
+        return true;
       }
       return type == ControlRecordType.COMMIT && !ongoingCommitted.remove(marker.producerId());
     }
 
+    /** The aborts whose markers stay in the segment just cleaned, for its transaction index. */
+    List<AbortedTxn> takeRetainedAborts() {
+      List<AbortedTxn> taken = retainedAborts;
+      retainedAborts = new ArrayList<>();
+      return taken;
+    }
+
     private void startUpTo(long offset) {
       while (!pending.isEmpty() && pending.peek().firstOffset() <= offset) {
-        ongoingAborted.add(pending.poll().producerId());
+        AbortedTxn txn = pending.poll();
+        ongoingAborted.putIfAbsent(txn.producerId(), new AbortedInPass(txn));
+      }
+    }
+
+    private static final class AbortedInPass {
+      final AbortedTxn txn;
+      boolean metABatch;
+
+      AbortedInPass(AbortedTxn txn) {
+        this.txn = txn;
       }
     }
   }

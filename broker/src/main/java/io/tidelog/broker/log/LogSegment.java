@@ -303,8 +303,13 @@ final class LogSegment implements AutoCloseable {
   /** Records {@code completed}, whose marker this segment holds, when it was an abort. */
   void updateTxnIndex(CompletedTxn completed, long lastStableOffset) throws IOException {
     if (completed.isAborted) {
-      txnIndex().append(new AbortedTxn(completed, lastStableOffset));
+      recordAbortedTxn(new AbortedTxn(completed, lastStableOffset));
     }
+  }
+
+  /** Records an aborted transaction whose marker this segment holds. */
+  void recordAbortedTxn(AbortedTxn aborted) throws IOException {
+    txnIndex().append(aborted);
   }
 
   /**

@@ -839,9 +839,26 @@ public final class PartitionLog implements AutoCloseable {
         for (String suffix : suffixes) {
           Files.deleteIfExists(LogSegment.file(cleanedDir, base, suffix));
         }
+        Files.deleteIfExists(LogSegment.file(cleanedDir, base, LogSegment.TXN_INDEX_SUFFIX));
         return false;
       }
       original.close();
+      // Before the records: the cleaned index names the aborts whose markers the cleaned records
+      // keep. A crash between leaves the original records with abort markers the index no longer
+      // names, of transactions with no records left (the cleaner removes an abort marker only
+      // then), which a read_committed reader passes over; the other order could leave an entry
+      // whose marker is gone, and a reader skipping that producer's later transactions.
+      Path cleanedTxnIndex = LogSegment.file(cleanedDir, base, LogSegment.TXN_INDEX_SUFFIX);
+      Path txnIndex = LogSegment.file(dir, base, LogSegment.TXN_INDEX_SUFFIX);
+      if (Files.exists(cleanedTxnIndex)) {
+        Files.move(
+            cleanedTxnIndex,
+            txnIndex,
+            StandardCopyOption.ATOMIC_MOVE,
+            StandardCopyOption.REPLACE_EXISTING);
+      } else {
+        Files.deleteIfExists(txnIndex);
+      }
       Files.deleteIfExists(LogSegment.file(dir, base, LogSegment.INDEX_SUFFIX));
       Files.deleteIfExists(LogSegment.file(dir, base, LogSegment.TIME_INDEX_SUFFIX));
       for (String suffix : suffixes) {

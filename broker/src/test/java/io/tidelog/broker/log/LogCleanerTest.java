@@ -21,6 +21,7 @@ import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.utils.MockTime;
+import org.apache.kafka.storage.internals.log.AbortedTxn;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,11 +46,14 @@ class LogCleanerTest {
   }
 
   private PartitionLog open(Map<String, String> configs) throws IOException {
+    return open(configs, LoadState.NEW);
+  }
+
+  private PartitionLog open(Map<String, String> configs, LoadState state) throws IOException {
     Map<String, String> all = new LinkedHashMap<>(Map.of("cleanup.policy", "compact"));
     all.putAll(configs);
     PartitionLog log =
-        PartitionLog.open(
-            logDir.resolve("prices-0"), LogConfig.parse(all), LoadState.NEW, services);
+        PartitionLog.open(logDir.resolve("prices-0"), LogConfig.parse(all), state, services);
     opened.add(log);
     return log;
   }
@@ -166,6 +170,50 @@ class LogCleanerTest {
     assertThat(cleanOnce(log)).isTrue();
     assertThat(contents(log)).startsWith("2:b=2", "3:marker");
     assertThat(log.lastStableOffset()).isEqualTo(8);
+  }
+
+  @Test
+  void anAbortMarkerGoesWithItsIndexEntryOnceItsRecordsAreGone() throws Exception {
+    Map<String, String> configs =
+        Map.of(
+            "segment.bytes", "100",
+            "delete.retention.ms", "60000",
+            "min.cleanable.dirty.ratio", "0.01");
+    PartitionLog log = open(configs);
+    log.append(keyedInTransaction(7, 0, "a=1"), 0); // 0, aborted
+    log.appendMarker(7, (short) 0, new EndTransactionMarker(ControlRecordType.ABORT, 0), 0); // 1
+    log.append(keyed(T0, "b=1"), 0); // 2
+    log.append(keyedInTransaction(7, 1, "c=1"), 0); // 3: 7's next transaction, its last batch
+    log.appendMarker(7, (short) 0, new EndTransactionMarker(ControlRecordType.COMMIT, 0), 0); // 4
+    log.append(keyed(T0, "d=1"), 0); // 5, active
+    log.updateHighWatermark(6);
+
+    // The aborted record goes; its marker stays, named by the index, since the pass met it
+    assertThat(cleanOnce(log)).isTrue();
+    assertThat(contents(log)).containsExactly("1:marker", "2:b=1", "3:c=1", "4:marker", "5:d=1");
+    assertThat(log.abortedTransactions(0, 6))
+        .extracting(AbortedTxn::lastOffset)
+        .containsExactly(1L);
+
+    // The next pass meets no record of it: the index forgets it, the marker waits for its horizon
+    log.append(keyed(T0, "b=2"), 0); // 6
+    log.append(keyed(T0, "e=1"), 0); // 7, active
+    log.updateHighWatermark(8);
+    assertThat(cleanOnce(log)).isTrue();
+    assertThat(contents(log)).startsWith("1:marker", "3:c=1", "4:marker");
+    assertThat(log.abortedTransactions(0, 8)).isEmpty();
+
+    // and goes after delete.retention.ms; what is left reads the same after a restart
+    time.sleep(60_001);
+    assertThat(cleanOnce(log)).isTrue();
+    assertThat(contents(log)).startsWith("3:c=1", "4:marker", "5:d=1", "6:b=2");
+    log.close();
+    opened.remove(log);
+    PartitionLog reopened = open(configs, new LoadState(8, 0, true));
+    reopened.updateHighWatermark(8);
+    assertThat(reopened.lastStableOffset()).isEqualTo(8);
+    assertThat(reopened.abortedTransactions(0, 8)).isEmpty();
+    assertThat(contents(reopened)).startsWith("3:c=1", "4:marker", "5:d=1", "6:b=2");
   }
 
   @Test
