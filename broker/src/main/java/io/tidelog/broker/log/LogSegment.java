@@ -64,6 +64,12 @@ final class LogSegment implements AutoCloseable {
    */
   private TransactionIndex txnIndex;
 
+  /**
+   * Whether the {@code .txnindex} file exists, once looked at: a {@code read_committed} fetch asks
+   * every later segment, and most have none.
+   */
+  private Boolean txnIndexFileExists;
+
   private final int indexIntervalBytes;
   private final long createdMs;
 
@@ -292,6 +298,7 @@ final class LogSegment implements AutoCloseable {
   private synchronized TransactionIndex txnIndex() throws IOException {
     if (txnIndex == null) {
       txnIndex = new TransactionIndex(baseOffset, txnIndexFile().toFile());
+      txnIndexFileExists = true; // or will, with the append this is opened for
     }
     return txnIndex;
   }
@@ -335,7 +342,10 @@ final class LogSegment implements AutoCloseable {
 
   /** The transaction index, or null when this segment has none (no abort was recorded here). */
   private synchronized TransactionIndex existingTxnIndex() throws IOException {
-    return txnIndex == null && !Files.exists(txnIndexFile()) ? null : txnIndex();
+    if (txnIndexFileExists == null) {
+      txnIndexFileExists = Files.exists(txnIndexFile());
+    }
+    return txnIndex == null && !txnIndexFileExists ? null : txnIndex();
   }
 
   private synchronized void closeTxnIndex() throws IOException {
@@ -678,6 +688,9 @@ final class LogSegment implements AutoCloseable {
     timeIndex.delete();
     closeTxnIndex();
     Files.deleteIfExists(txnIndexFile());
+    synchronized (this) {
+      txnIndexFileExists = false;
+    }
     FileRecords open = takeFile();
     if (open != null) {
       open.closeHandlers();
