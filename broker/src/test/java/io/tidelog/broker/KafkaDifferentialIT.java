@@ -27,6 +27,7 @@ import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
 import org.apache.kafka.common.message.DescribeProducersRequestData;
+import org.apache.kafka.common.message.DescribeProducersResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
 import org.apache.kafka.common.message.ProduceResponseData;
@@ -413,15 +414,7 @@ class KafkaDifferentialIT {
                                       a -> {
                                         assertThat(a.producerId()).isNotNegative();
                                         assertThat(a.lastTimestamp()).isPositive();
-                                        view.add(
-                                            "  epoch "
-                                                + a.producerEpoch()
-                                                + " last sequence "
-                                                + a.lastSequence()
-                                                + " coordinator epoch "
-                                                + a.coordinatorEpoch()
-                                                + " transaction start "
-                                                + a.currentTxnStartOffset());
+                                        view.add("  " + producerState(a));
                                       });
                             }));
         described.add(String.join("\n", view));
@@ -498,19 +491,7 @@ class KafkaDifferentialIT {
             .partitions()
             .get(0)
             .activeProducers()
-            .forEach(
-                p ->
-                    view.add(
-                        "producer "
-                            + p.producerId()
-                            + " epoch "
-                            + p.producerEpoch()
-                            + " last sequence "
-                            + p.lastSequence()
-                            + " coordinator epoch "
-                            + p.coordinatorEpoch()
-                            + " transaction start "
-                            + p.currentTxnStartOffset()));
+            .forEach(p -> view.add("producer " + p.producerId() + " " + producerState(p)));
       }
       view.add("log end " + latestOffset(port, tp));
       views.add(String.join("\n", view));
@@ -544,6 +525,18 @@ class KafkaDifferentialIT {
             "0");
     assertThat(tool.exitStatus()).as(tool.output()).isZero();
     assertThat(latestOffset(tidelog.port, tp)).isEqualTo(3);
+  }
+
+  /** What DescribeProducers says of a producer but its id and last timestamp. */
+  private static String producerState(DescribeProducersResponseData.ProducerState producer) {
+    return "epoch "
+        + producer.producerEpoch()
+        + " last sequence "
+        + producer.lastSequence()
+        + " coordinator epoch "
+        + producer.coordinatorEpoch()
+        + " transaction start "
+        + producer.currentTxnStartOffset();
   }
 
   /** One WriteTxnMarkers of one abort marker; each partition's answer, sorted. */
