@@ -356,7 +356,8 @@ final class ProducerStateManager {
   }
 
   /**
-   * Empties the table, deletes snapshots past {@code logEndOffset}, and loads the newest one left.
+   * Empties the table, deletes snapshots past {@code logEndOffset}, and loads the newest one left
+   * at or below {@code offset}.
    *
    * @return the offset from which the log must be replayed to complete the table
    */
