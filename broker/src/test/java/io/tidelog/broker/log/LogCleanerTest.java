@@ -31,6 +31,16 @@ class LogCleanerTest {
   private static final long T0 = 1_700_000_000_000L;
   private static final long DAY_MS = 24 * 60 * 60 * 1000L;
 
+  /**
+   * One-batch segments, a pass whenever anything is dirty, and a minute of delete retention: for
+   * tests that follow what each pass keeps.
+   */
+  private static final Map<String, String> PASS_BY_PASS =
+      Map.of(
+          "segment.bytes", "100",
+          "delete.retention.ms", "60000",
+          "min.cleanable.dirty.ratio", "0.01");
+
   @TempDir Path logDir;
   private final MockTime time = new MockTime(0, T0, 0);
   private final LogServices services = new LogServices(time, Runnable::run, (dir, e) -> {});
@@ -139,12 +149,7 @@ class LogCleanerTest {
 
   @Test
   void aCommitMarkerGoesAfterItsTransactionsRecordsAndTheDeleteRetention() throws Exception {
-    PartitionLog log =
-        open(
-            Map.of(
-                "segment.bytes", "100",
-                "delete.retention.ms", "60000",
-                "min.cleanable.dirty.ratio", "0.01"));
+    PartitionLog log = open(PASS_BY_PASS);
     EndTransactionMarker commit = new EndTransactionMarker(ControlRecordType.COMMIT, 0);
     log.append(keyedInTransaction(8, 0, "b=1"), 0); // 0
     log.appendMarker(8, (short) 0, commit, 0); // 1
@@ -174,12 +179,7 @@ class LogCleanerTest {
 
   @Test
   void anAbortMarkerGoesWithItsIndexEntryOnceItsRecordsAreGone() throws Exception {
-    Map<String, String> configs =
-        Map.of(
-            "segment.bytes", "100",
-            "delete.retention.ms", "60000",
-            "min.cleanable.dirty.ratio", "0.01");
-    PartitionLog log = open(configs);
+    PartitionLog log = open(PASS_BY_PASS);
     log.append(keyedInTransaction(7, 0, "a=1"), 0); // 0, aborted
     log.appendMarker(7, (short) 0, new EndTransactionMarker(ControlRecordType.ABORT, 0), 0); // 1
     log.append(keyed(T0, "b=1"), 0); // 2
@@ -209,7 +209,7 @@ class LogCleanerTest {
     assertThat(contents(log)).startsWith("3:c=1", "4:marker", "5:d=1", "6:b=2");
     log.close();
     opened.remove(log);
-    PartitionLog reopened = open(configs, new LoadState(8, 0, true));
+    PartitionLog reopened = open(PASS_BY_PASS, new LoadState(8, 0, true));
     reopened.updateHighWatermark(8);
     assertThat(reopened.lastStableOffset()).isEqualTo(8);
     assertThat(reopened.abortedTransactions(0, 8)).isEmpty();
@@ -294,12 +294,7 @@ class LogCleanerTest {
   @Test
   void tombstonesGoOnceDeleteRetentionHasPassedSinceTheyWereFirstCleaned() throws Exception {
     // Given a key written then deleted, cleaned once
-    PartitionLog log =
-        open(
-            Map.of(
-                "segment.bytes", "100",
-                "delete.retention.ms", "60000",
-                "min.cleanable.dirty.ratio", "0.01"));
+    PartitionLog log = open(PASS_BY_PASS);
     log.append(keyed(T0, "a=1"), 0);
     log.append(keyed(T0, "a="), 0);
     log.append(keyed(T0, "b=1"), 0);
