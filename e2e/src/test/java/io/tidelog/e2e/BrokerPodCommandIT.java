@@ -20,8 +20,6 @@ import io.tidelog.operator.certificates.CertificateAuthority;
 import io.tidelog.operator.certificates.Pem;
 import io.tidelog.operator.cluster.ClusterModel;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -82,29 +80,31 @@ class BrokerPodCommandIT {
 
   @Test
   void saslSslUsersProduceAndConsumeThroughACaRenewalOfBrokersAndEtcd() throws Exception {
-    int[] plain = ports();
-    int[] replication = ports();
-    int[] http = ports();
-    int[] mtls = ports();
-    int[] scram = ports();
-    int[] ext = ports();
-    String bootstrap = loopback(plain);
-    List<Process> processes = new ArrayList<>();
-    ScheduledExecutorService kubelet = Executors.newScheduledThreadPool(2);
-    EtcdPod etcd = new EtcdPod(dir, freePort(), freePort(), freePort());
-    try (MockKubernetes kubernetes = new MockKubernetes(settings(bootstrap, replication[0]))) {
-      KubernetesClient client = kubernetes.client;
-      CertificateAuthority publicCa =
-          CertificateAuthority.create("public-ca", Instant.now(), Duration.ofDays(90));
-      writePublicCertificate(client, publicCa);
-      // Given a Cluster of three brokers spread over zones, with a managed etcd, and a listener
-      // that presents a certificate of the user's own (as cert-manager would keep in a Secret),
-      client
-          .resource(
-              Resources.cluster(
-                  NS,
-                  "dev",
-                  """
+    try {
+      int[] plain = ports();
+      int[] replication = ports();
+      int[] http = ports();
+      int[] mtls = ports();
+      int[] scram = ports();
+      int[] ext = ports();
+      String bootstrap = loopback(plain);
+      List<Process> processes = new ArrayList<>();
+      ScheduledExecutorService kubelet = Executors.newScheduledThreadPool(2);
+      EtcdPod etcd =
+          new EtcdPod(dir, LoopbackPorts.free(), LoopbackPorts.free(), LoopbackPorts.free());
+      try (MockKubernetes kubernetes = new MockKubernetes(settings(bootstrap, replication[0]))) {
+        KubernetesClient client = kubernetes.client;
+        CertificateAuthority publicCa =
+            CertificateAuthority.create("public-ca", Instant.now(), Duration.ofDays(90));
+        writePublicCertificate(client, publicCa);
+        // Given a Cluster of three brokers spread over zones, with a managed etcd, and a listener
+        // that presents a certificate of the user's own (as cert-manager would keep in a Secret),
+        client
+            .resource(
+                Resources.cluster(
+                    NS,
+                    "dev",
+                    """
                   replicas: %d
                   storage: {size: 1Gi}
                   jvm: {heap: 256m}
@@ -122,117 +122,118 @@ class BrokerPodCommandIT {
                         brokerCertChainAndKey: {secretName: public-cert, certificate: tls.crt, key: tls.key}
                   etcd: {replicas: 1}
                   """
-                      .formatted(BROKERS)))
-          .create();
-      StatefulSet brokers =
-          await()
-              .atMost(Duration.ofSeconds(30))
-              .until(
-                  () -> client.apps().statefulSets().inNamespace(NS).withName("dev-broker").get(),
-                  s -> s != null);
-      ConfigMap config = client.configMaps().inNamespace(NS).withName("dev-config").get();
-      Path etc = Files.createDirectories(dir.resolve("etc"));
-      Path tls = dir.resolve("tls");
-      Files.writeString(
-          etc.resolve("server.properties"),
-          local(config.getData().get("server.properties"), etc, tls));
-      // whose Secrets the kubelet keeps as files,
-      Map<String, Path> mounts =
-          Map.of(
-              "dev-broker-certs", tls.resolve("broker"),
-              "dev-etcd-certs", tls.resolve("etcd"),
-              "dev-listener-certs", tls.resolve("listeners"),
-              "dev-cluster-ca-cert", tls.resolve("cluster-ca"),
-              "dev-clients-ca-cert", tls.resolve("clients-ca"));
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .until(() -> mounts.keySet().stream().allMatch(s -> secret(client, s) != null));
-      kubelet.scheduleWithFixedDelay(
-          () -> mounts.forEach((secret, path) -> mount(secret(client, secret), path)),
-          0,
-          500,
-          TimeUnit.MILLISECONDS);
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .until(
-              () ->
-                  Files.exists(tls.resolve("broker/dev-broker-2.pem"))
-                      && Files.exists(tls.resolve("etcd/dev-etcd-0.crt")));
-      // whose etcd member runs its pod's command, restarted whenever its template changes,
-      kubelet.scheduleWithFixedDelay(() -> etcd.follow(client, tls), 0, 500, TimeUnit.MILLISECONDS);
-      await().atMost(Duration.ofSeconds(60)).until(() -> etcd.starts() >= 1);
-
-      // when each broker pod's command runs, pod 1 before the operator wrote its rack,
-      Container container = brokers.getSpec().getTemplate().getSpec().getContainers().get(0);
-      for (int id = 0; id < BROKERS; id++) {
-        Path podinfo = Files.createDirectories(dir.resolve("podinfo-" + id));
-        if (id != 1) {
-          writeRack(podinfo, id == 0 ? "east" : "west");
-        }
-        processes.add(
-            broker(
-                container,
-                id,
-                etc,
-                tls,
-                podinfo,
-                new int[] {plain[id], replication[id], http[id], mtls[id], scram[id], ext[id]},
-                etcd.clientPort));
-      }
-      try (Admin admin =
-          Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-        // then pod 1 waits for its rack (the downward API's file of the pod's annotations),
+                        .formatted(BROKERS)))
+            .create();
+        StatefulSet brokers =
+            await()
+                .atMost(Duration.ofSeconds(30))
+                .until(
+                    () -> client.apps().statefulSets().inNamespace(NS).withName("dev-broker").get(),
+                    s -> s != null);
+        ConfigMap config = client.configMaps().inNamespace(NS).withName("dev-config").get();
+        Path etc = Files.createDirectories(dir.resolve("etc"));
+        Path tls = dir.resolve("tls");
+        Files.writeString(
+            etc.resolve("server.properties"),
+            local(config.getData().get("server.properties"), etc, tls));
+        // whose Secrets the kubelet keeps as files,
+        Map<String, Path> mounts =
+            Map.of(
+                "dev-broker-certs", tls.resolve("broker"),
+                "dev-etcd-certs", tls.resolve("etcd"),
+                "dev-listener-certs", tls.resolve("listeners"),
+                "dev-cluster-ca-cert", tls.resolve("cluster-ca"),
+                "dev-clients-ca-cert", tls.resolve("clients-ca"));
         await()
-            .atMost(Duration.ofSeconds(120))
-            .ignoreExceptions()
-            .until(() -> nodes(admin).keySet().contains(2));
-        assertThat(processes.get(1).isAlive()).isTrue();
-        assertThat(nodes(admin)).doesNotContainKey(1);
-        writeRack(dir.resolve("podinfo-1"), "west");
-        // and the brokers serve, in their racks, on an etcd that takes only the cluster CA's
-        // certificates;
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> mounts.keySet().stream().allMatch(s -> secret(client, s) != null));
+        kubelet.scheduleWithFixedDelay(
+            () -> mounts.forEach((secret, path) -> mount(secret(client, secret), path)),
+            0,
+            500,
+            TimeUnit.MILLISECONDS);
         await()
-            .atMost(Duration.ofSeconds(120))
-            .ignoreExceptions()
-            .until(() -> nodes(admin).containsKey(1));
-        assertThat(nodes(admin).get(0).rack()).isEqualTo("east");
-        assertThat(nodes(admin).get(1).rack()).isEqualTo("west");
-        assertThat(etcd.command())
-            .contains("--client-cert-auth", "--peer-client-cert-auth")
-            .anyMatch(arg -> arg.startsWith("--listen-client-urls=https://"));
-
-        // ACLs are on: an anonymous client of the plain listener may not create a topic, while
-        // the operator's certificate, on the replication listener, is a super user's;
-        Cluster resource = client.resources(Cluster.class).inNamespace(NS).withName("dev").get();
-        ExecutionException denied =
-            assertThrows(
-                ExecutionException.class,
+            .atMost(Duration.ofSeconds(30))
+            .until(
                 () ->
-                    admin
-                        .createTopics(List.of(new NewTopic("anonymous", 1, (short) 1)))
-                        .all()
-                        .get(30, TimeUnit.SECONDS));
-        assertThat(denied.getCause()).isInstanceOf(TopicAuthorizationException.class);
-        try (Admin operator = operatorAdmin(resource, client, replication[0])) {
-          operator
-              .createTopics(
-                  List.of(
-                      new NewTopic("replicated", 1, (short) 3)
-                          .configs(Map.of("min.insync.replicas", "2"))))
-              .all()
-              .get(30, TimeUnit.SECONDS);
-        }
-        // a topic of three replicas is in sync over the mutual-TLS replication listener,
-        await()
-            .atMost(Duration.ofSeconds(120))
-            .ignoreExceptions()
-            .until(() -> isr(resource, client, replication[0]) == 3);
+                    Files.exists(tls.resolve("broker/dev-broker-2.pem"))
+                        && Files.exists(tls.resolve("etcd/dev-etcd-0.crt")));
+        // whose etcd member runs its pod's command, restarted whenever its template changes,
+        kubelet.scheduleWithFixedDelay(
+            () -> etcd.follow(client, tls), 0, 500, TimeUnit.MILLISECONDS);
+        await().atMost(Duration.ofSeconds(60)).until(() -> etcd.starts() >= 1);
 
-        // a SCRAM User with ACLs on it, and one with none, get their Secrets;
-        createUser(
-            client,
-            "writer",
-            """
+        // when each broker pod's command runs, pod 1 before the operator wrote its rack,
+        Container container = brokers.getSpec().getTemplate().getSpec().getContainers().get(0);
+        for (int id = 0; id < BROKERS; id++) {
+          Path podinfo = Files.createDirectories(dir.resolve("podinfo-" + id));
+          if (id != 1) {
+            writeRack(podinfo, id == 0 ? "east" : "west");
+          }
+          processes.add(
+              broker(
+                  container,
+                  id,
+                  etc,
+                  tls,
+                  podinfo,
+                  new int[] {plain[id], replication[id], http[id], mtls[id], scram[id], ext[id]},
+                  etcd.clientPort));
+        }
+        try (Admin admin =
+            Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+          // then pod 1 waits for its rack (the downward API's file of the pod's annotations),
+          await()
+              .atMost(Duration.ofSeconds(120))
+              .ignoreExceptions()
+              .until(() -> nodes(admin).keySet().contains(2));
+          assertThat(processes.get(1).isAlive()).isTrue();
+          assertThat(nodes(admin)).doesNotContainKey(1);
+          writeRack(dir.resolve("podinfo-1"), "west");
+          // and the brokers serve, in their racks, on an etcd that takes only the cluster CA's
+          // certificates;
+          await()
+              .atMost(Duration.ofSeconds(120))
+              .ignoreExceptions()
+              .until(() -> nodes(admin).containsKey(1));
+          assertThat(nodes(admin).get(0).rack()).isEqualTo("east");
+          assertThat(nodes(admin).get(1).rack()).isEqualTo("west");
+          assertThat(etcd.command())
+              .contains("--client-cert-auth", "--peer-client-cert-auth")
+              .anyMatch(arg -> arg.startsWith("--listen-client-urls=https://"));
+
+          // ACLs are on: an anonymous client of the plain listener may not create a topic, while
+          // the operator's certificate, on the replication listener, is a super user's;
+          Cluster resource = client.resources(Cluster.class).inNamespace(NS).withName("dev").get();
+          ExecutionException denied =
+              assertThrows(
+                  ExecutionException.class,
+                  () ->
+                      admin
+                          .createTopics(List.of(new NewTopic("anonymous", 1, (short) 1)))
+                          .all()
+                          .get(30, TimeUnit.SECONDS));
+          assertThat(denied.getCause()).isInstanceOf(TopicAuthorizationException.class);
+          try (Admin operator = operatorAdmin(resource, client, replication[0])) {
+            operator
+                .createTopics(
+                    List.of(
+                        new NewTopic("replicated", 1, (short) 3)
+                            .configs(Map.of("min.insync.replicas", "2"))))
+                .all()
+                .get(30, TimeUnit.SECONDS);
+          }
+          // a topic of three replicas is in sync over the mutual-TLS replication listener,
+          await()
+              .atMost(Duration.ofSeconds(120))
+              .ignoreExceptions()
+              .until(() -> isr(resource, client, replication[0]) == 3);
+
+          // a SCRAM User with ACLs on it, and one with none, get their Secrets;
+          createUser(
+              client,
+              "writer",
+              """
             authentication: {type: scram-sha-512}
             authorization:
               type: simple
@@ -240,139 +241,142 @@ class BrokerPodCommandIT {
                 - resource: {type: topic, name: replicated}
                   operations: [Write, Read, Describe]
             """);
-        createUser(client, "stranger", "authentication: {type: scram-sha-512}");
-        Cluster ready = awaitListeners(client);
-        String caSecret =
-            ready.getStatus().listeners.stream()
-                .filter(l -> l.name.equals("scram"))
-                .findFirst()
-                .orElseThrow()
-                .caCertificateSecret;
-        Map<String, Object> writer = scramClient(client, "writer", caSecret, loopback(scram));
-        Map<String, Object> stranger = scramClient(client, "stranger", caSecret, loopback(scram));
+          createUser(client, "stranger", "authentication: {type: scram-sha-512}");
+          Cluster ready = awaitListeners(client);
+          String caSecret =
+              ready.getStatus().listeners.stream()
+                  .filter(l -> l.name.equals("scram"))
+                  .findFirst()
+                  .orElseThrow()
+                  .caCertificateSecret;
+          Map<String, Object> writer = scramClient(client, "writer", caSecret, loopback(scram));
+          Map<String, Object> stranger = scramClient(client, "stranger", caSecret, loopback(scram));
 
-        // the one without an ACL is refused the topic,
-        try (KafkaProducer<String, String> refused =
-            new KafkaProducer<>(
-                with(stranger, ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000),
-                new StringSerializer(),
-                new StringSerializer())) {
-          ExecutionException noAcl =
-              assertThrows(
-                  ExecutionException.class,
-                  () ->
-                      refused
-                          .send(new ProducerRecord<>("replicated", "refused"))
-                          .get(60, TimeUnit.SECONDS));
-          assertThat(noAcl.getCause()).isInstanceOf(TopicAuthorizationException.class);
-        }
+          // the one without an ACL is refused the topic,
+          try (KafkaProducer<String, String> refused =
+              new KafkaProducer<>(
+                  with(stranger, ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000),
+                  new StringSerializer(),
+                  new StringSerializer())) {
+            ExecutionException noAcl =
+                assertThrows(
+                    ExecutionException.class,
+                    () ->
+                        refused
+                            .send(new ProducerRecord<>("replicated", "refused"))
+                            .get(60, TimeUnit.SECONDS));
+            assertThat(noAcl.getCause()).isInstanceOf(TopicAuthorizationException.class);
+          }
 
-        // and a producer of the other, configured only from its Secret over SASL_SSL with
-        // acks=all, goes on without an error while the cluster CA is renewed, in its three steps,
-        // with no broker restarted and etcd rolled twice (to trust both CAs, then the new alone).
-        AtomicBoolean stop = new AtomicBoolean();
-        AtomicInteger acked = new AtomicInteger();
-        List<Exception> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
-        Thread producing = new Thread(() -> produce(writer, stop, acked, errors), "producing");
-        producing.start();
-        await().atMost(Duration.ofSeconds(60)).until(() -> acked.get() >= 50);
-        X509Certificate oldCa =
-            Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
-        int etcdStartsBefore = etcd.starts();
-        Resources.edit(
-            client.secrets().inNamespace(NS).withName("dev-cluster-ca"),
-            s -> {
-              s.getMetadata().getAnnotations().put("tidelog.io/force-renew", "true");
-              return s;
-            });
-        await().atMost(Duration.ofSeconds(30)).until(() -> renewalStep(client) != null);
-        await().atMost(Duration.ofSeconds(240)).until(() -> renewalStep(client) == null);
-        await().atMost(Duration.ofSeconds(60)).until(() -> etcd.starts() >= etcdStartsBefore + 2);
-        int afterRenewal = acked.get();
-        await().atMost(Duration.ofSeconds(60)).until(() -> acked.get() >= afterRenewal + 50);
-        stop.set(true);
-        producing.join(TimeUnit.SECONDS.toMillis(120));
-        System.out.printf(
-            "BrokerPodCommandIT: %d records acknowledged over SASL_SSL, none failed, through a"
-                + " cluster CA renewal; etcd started %d times, no broker restarted%n",
-            acked.get(), etcd.starts());
-        assertThat(errors).isEmpty();
-        assertThat(isr(resource, client, replication[0])).isEqualTo(3);
-        // (a client started now trusts what the listener's CA Secret holds now)
-        assertThat(consumed(scramClient(client, "writer", caSecret, loopback(scram))))
-            .isEqualTo(acked.get());
-        assertThat(processes).allMatch(Process::isAlive);
-        for (int id = 0; id < BROKERS; id++) {
-          // each broker took the renewal's files without a restart: trusted both, then its new
-          // certificate, then the new CA alone; on the replication listener and towards etcd
-          assertThat(Files.readString(dir.resolve("dev-broker-" + id + ".log")))
-              .contains("Listener REPLICATION: new connections get the changed keystore")
-              .contains("etcd connections now handshake with the changed TLS files")
-              .doesNotContain("does not load");
-        }
+          // and a producer of the other, configured only from its Secret over SASL_SSL with
+          // acks=all, goes on without an error while the cluster CA is renewed, in its three steps,
+          // with no broker restarted and etcd rolled twice (to trust both CAs, then the new alone).
+          AtomicBoolean stop = new AtomicBoolean();
+          AtomicInteger acked = new AtomicInteger();
+          List<Exception> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+          Thread producing = new Thread(() -> produce(writer, stop, acked, errors), "producing");
+          producing.start();
+          await().atMost(Duration.ofSeconds(60)).until(() -> acked.get() >= 50);
+          X509Certificate oldCa =
+              Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
+          int etcdStartsBefore = etcd.starts();
+          Resources.edit(
+              client.secrets().inNamespace(NS).withName("dev-cluster-ca"),
+              s -> {
+                s.getMetadata().getAnnotations().put("tidelog.io/force-renew", "true");
+                return s;
+              });
+          await().atMost(Duration.ofSeconds(30)).until(() -> renewalStep(client) != null);
+          await().atMost(Duration.ofSeconds(240)).until(() -> renewalStep(client) == null);
+          await().atMost(Duration.ofSeconds(60)).until(() -> etcd.starts() >= etcdStartsBefore + 2);
+          int afterRenewal = acked.get();
+          await().atMost(Duration.ofSeconds(60)).until(() -> acked.get() >= afterRenewal + 50);
+          stop.set(true);
+          producing.join(TimeUnit.SECONDS.toMillis(120));
+          System.out.printf(
+              "BrokerPodCommandIT: %d records acknowledged over SASL_SSL, none failed, through a"
+                  + " cluster CA renewal; etcd started %d times, no broker restarted%n",
+              acked.get(), etcd.starts());
+          assertThat(errors).isEmpty();
+          assertThat(isr(resource, client, replication[0])).isEqualTo(3);
+          // (a client started now trusts what the listener's CA Secret holds now)
+          assertThat(consumed(scramClient(client, "writer", caSecret, loopback(scram))))
+              .isEqualTo(acked.get());
+          assertThat(processes).allMatch(Process::isAlive);
+          for (int id = 0; id < BROKERS; id++) {
+            // each broker took the renewal's files without a restart: trusted both, then its new
+            // certificate, then the new CA alone; on the replication listener and towards etcd
+            assertThat(Files.readString(dir.resolve("dev-broker-" + id + ".log")))
+                .contains("Listener REPLICATION: new connections get the changed keystore")
+                .contains("etcd connections now handshake with the changed TLS files")
+                .doesNotContain("does not load");
+          }
 
-        // etcd, trusting the new CA alone, takes the brokers' new certificates: a topic is made;
-        X509Certificate newCa =
-            Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
-        assertThat(newCa).isNotEqualTo(oldCa);
-        assertThat(Pem.certificates(Files.readString(tls.resolve("cluster-ca/ca.crt"))))
-            .containsExactly(newCa);
-        try (Admin operator = operatorAdmin(resource, client, replication[0])) {
-          operator
-              .createTopics(List.of(new NewTopic("after-renewal", 1, (short) 3)))
-              .all()
-              .get(60, TimeUnit.SECONDS);
-        }
+          // etcd, trusting the new CA alone, takes the brokers' new certificates: a topic is made;
+          X509Certificate newCa =
+              Pem.certificates(text(secret(client, "dev-cluster-ca-cert"), "ca.crt")).get(0);
+          assertThat(newCa).isNotEqualTo(oldCa);
+          assertThat(Pem.certificates(Files.readString(tls.resolve("cluster-ca/ca.crt"))))
+              .containsExactly(newCa);
+          try (Admin operator = operatorAdmin(resource, client, replication[0])) {
+            operator
+                .createTopics(List.of(new NewTopic("after-renewal", 1, (short) 3)))
+                .all()
+                .get(60, TimeUnit.SECONDS);
+          }
 
-        // The replication listener now presents the new CA's certificates and takes the
-        // operator's new certificate, and only certificates of the cluster CA.
-        assertThat(text(secret(client, "dev-operator-certs"), "operator.crt"))
-            .isEqualTo(
-                Pem.of(
-                    Pem.certificates(text(secret(client, "dev-operator-certs"), "operator.pem"))));
-        try (Admin operator = operatorAdmin(resource, client, replication[0])) {
-          assertThat(operator.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(BROKERS);
-          assertThat(
-                  BrokerAccess.mutualTls(resource, client, "unused")
-                      .orElseThrow()
-                      .security()
-                      .get("ssl.truststore.certificates"))
-              .isEqualTo(Pem.of(newCa));
-        }
-        CertificateAuthority foreignCa =
-            CertificateAuthority.create("stranger", Instant.now(), Duration.ofDays(1));
-        CertificateAuthority.Issued foreign =
-            foreignCa.issue("dev-operator", List.of(), Instant.now(), Duration.ofDays(1));
-        String foreignPem =
-            Pem.of(foreign.key()) + Pem.of(foreign.certificate(), foreignCa.certificate());
-        try (Admin refused = replicationAdmin(replication[0], foreignPem, Pem.of(newCa))) {
-          assertThrows(
-              ExecutionException.class,
-              () -> refused.describeCluster().nodes().get(30, TimeUnit.SECONDS));
-        }
-        // The ext listener presents the user's certificate, and a renewed one (of another CA,
-        // here) as soon as their Secret has it, with no restart.
-        assertThat(sendsOver(with(writer, "bootstrap.servers", loopback(ext)), publicCa)).isTrue();
-        CertificateAuthority renewedCa =
-            CertificateAuthority.create("renewed-public-ca", Instant.now(), Duration.ofDays(90));
-        writePublicCertificate(client, renewedCa);
-        Resources.edit(
-            client.resources(Cluster.class).inNamespace(NS).withName("dev"),
-            c -> {
-              c.getMetadata().getAnnotations().put("test/nudge", "renewed public certificate");
-              return c;
-            });
-        await()
-            .atMost(Duration.ofSeconds(60))
-            .ignoreExceptions()
-            .until(() -> sendsOver(with(writer, "bootstrap.servers", loopback(ext)), renewedCa));
-        assertThat(processes).allMatch(Process::isAlive);
+          // The replication listener now presents the new CA's certificates and takes the
+          // operator's new certificate, and only certificates of the cluster CA.
+          assertThat(text(secret(client, "dev-operator-certs"), "operator.crt"))
+              .isEqualTo(
+                  Pem.of(
+                      Pem.certificates(
+                          text(secret(client, "dev-operator-certs"), "operator.pem"))));
+          try (Admin operator = operatorAdmin(resource, client, replication[0])) {
+            assertThat(operator.describeCluster().nodes().get(30, TimeUnit.SECONDS))
+                .hasSize(BROKERS);
+            assertThat(
+                    BrokerAccess.mutualTls(resource, client, "unused")
+                        .orElseThrow()
+                        .security()
+                        .get("ssl.truststore.certificates"))
+                .isEqualTo(Pem.of(newCa));
+          }
+          CertificateAuthority foreignCa =
+              CertificateAuthority.create("stranger", Instant.now(), Duration.ofDays(1));
+          CertificateAuthority.Issued foreign =
+              foreignCa.issue("dev-operator", List.of(), Instant.now(), Duration.ofDays(1));
+          String foreignPem =
+              Pem.of(foreign.key()) + Pem.of(foreign.certificate(), foreignCa.certificate());
+          try (Admin refused = replicationAdmin(replication[0], foreignPem, Pem.of(newCa))) {
+            assertThrows(
+                ExecutionException.class,
+                () -> refused.describeCluster().nodes().get(30, TimeUnit.SECONDS));
+          }
+          // The ext listener presents the user's certificate, and a renewed one (of another CA,
+          // here) as soon as their Secret has it, with no restart.
+          assertThat(sendsOver(with(writer, "bootstrap.servers", loopback(ext)), publicCa))
+              .isTrue();
+          CertificateAuthority renewedCa =
+              CertificateAuthority.create("renewed-public-ca", Instant.now(), Duration.ofDays(90));
+          writePublicCertificate(client, renewedCa);
+          Resources.edit(
+              client.resources(Cluster.class).inNamespace(NS).withName("dev"),
+              c -> {
+                c.getMetadata().getAnnotations().put("test/nudge", "renewed public certificate");
+                return c;
+              });
+          await()
+              .atMost(Duration.ofSeconds(60))
+              .ignoreExceptions()
+              .until(() -> sendsOver(with(writer, "bootstrap.servers", loopback(ext)), renewedCa));
+          assertThat(processes).allMatch(Process::isAlive);
 
-        // A tls User's Secret is all a producer on the mtls listener needs (as User:app).
-        createUser(
-            client,
-            "app",
-            """
+          // A tls User's Secret is all a producer on the mtls listener needs (as User:app).
+          createUser(
+              client,
+              "app",
+              """
             authentication: {type: tls}
             authorization:
               type: simple
@@ -380,51 +384,58 @@ class BrokerPodCommandIT {
                 - resource: {type: topic, name: replicated}
                   operations: [Write, Describe]
             """);
-        Secret app = secret(client, "app");
-        Path p12 = dir.resolve("app.p12");
-        Files.write(p12, Base64.getDecoder().decode(app.getData().get("user.p12")));
-        Map<String, Object> overMtls = new HashMap<>();
-        overMtls.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + mtls[0]);
-        overMtls.put("security.protocol", "SSL");
-        overMtls.put("ssl.keystore.type", "PKCS12");
-        overMtls.put("ssl.keystore.location", p12.toString());
-        overMtls.put("ssl.keystore.password", text(app, "user.password"));
-        overMtls.put("ssl.truststore.type", "PEM");
-        overMtls.put("ssl.truststore.certificates", Pem.of(newCa));
-        overMtls.put("ssl.endpoint.identification.algorithm", "");
-        overMtls.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000);
-        try (KafkaProducer<String, String> producer =
-            new KafkaProducer<>(overMtls, new StringSerializer(), new StringSerializer())) {
+          Secret app = secret(client, "app");
+          Path p12 = dir.resolve("app.p12");
+          Files.write(p12, Base64.getDecoder().decode(app.getData().get("user.p12")));
+          Map<String, Object> overMtls = new HashMap<>();
+          overMtls.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + mtls[0]);
+          overMtls.put("security.protocol", "SSL");
+          overMtls.put("ssl.keystore.type", "PKCS12");
+          overMtls.put("ssl.keystore.location", p12.toString());
+          overMtls.put("ssl.keystore.password", text(app, "user.password"));
+          overMtls.put("ssl.truststore.type", "PEM");
+          overMtls.put("ssl.truststore.certificates", Pem.of(newCa));
+          overMtls.put("ssl.endpoint.identification.algorithm", "");
+          overMtls.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000);
+          try (KafkaProducer<String, String> producer =
+              new KafkaProducer<>(overMtls, new StringSerializer(), new StringSerializer())) {
+            assertThat(
+                    producer
+                        .send(new ProducerRecord<>("replicated", "over mtls"))
+                        .get(60, TimeUnit.SECONDS)
+                        .offset())
+                .isGreaterThanOrEqualTo(acked.get());
+          }
           assertThat(
-                  producer
-                      .send(new ProducerRecord<>("replicated", "over mtls"))
-                      .get(60, TimeUnit.SECONDS)
-                      .offset())
-              .isGreaterThanOrEqualTo(acked.get());
+                  Pem.certificates(text(app, "user.crt"))
+                      .get(0)
+                      .getSubjectX500Principal()
+                      .getName())
+              .isEqualTo("CN=app,O=tidelog.io");
+          String probe = container.getReadinessProbe().getHttpGet().getPath();
+          for (int port : http) {
+            URI readiness = URI.create("http://127.0.0.1:" + port + probe);
+            assertThat(
+                    HttpClient.newHttpClient()
+                        .send(
+                            HttpRequest.newBuilder(readiness).build(),
+                            HttpResponse.BodyHandlers.ofString())
+                        .statusCode())
+                .isEqualTo(200);
+          }
         }
-        assertThat(
-                Pem.certificates(text(app, "user.crt")).get(0).getSubjectX500Principal().getName())
-            .isEqualTo("CN=app,O=tidelog.io");
-        String probe = container.getReadinessProbe().getHttpGet().getPath();
-        for (int port : http) {
-          URI readiness = URI.create("http://127.0.0.1:" + port + probe);
-          assertThat(
-                  HttpClient.newHttpClient()
-                      .send(
-                          HttpRequest.newBuilder(readiness).build(),
-                          HttpResponse.BodyHandlers.ofString())
-                      .statusCode())
-              .isEqualTo(200);
+      } finally {
+        kubelet.shutdownNow();
+        kubelet.awaitTermination(30, TimeUnit.SECONDS);
+        for (Process process : processes) {
+          process.destroy();
+          process.waitFor(60, TimeUnit.SECONDS);
         }
+        etcd.stop();
       }
-    } finally {
-      kubelet.shutdownNow();
-      kubelet.awaitTermination(30, TimeUnit.SECONDS);
-      for (Process process : processes) {
-        process.destroy();
-        process.waitFor(60, TimeUnit.SECONDS);
-      }
-      etcd.stop();
+    } catch (Throwable failure) {
+      LogTails.print(dir);
+      throw failure;
     }
   }
 
@@ -628,7 +639,7 @@ class BrokerPodCommandIT {
   private static int[] ports() {
     int[] ports = new int[BROKERS];
     for (int i = 0; i < BROKERS; i++) {
-      ports[i] = freePort();
+      ports[i] = LoopbackPorts.free();
     }
     return ports;
   }
@@ -861,13 +872,5 @@ class BrokerPodCommandIT {
     Map<Integer, Node> nodes = new HashMap<>();
     admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).forEach(n -> nodes.put(n.id(), n));
     return nodes;
-  }
-
-  private static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
   }
 }

@@ -3,8 +3,6 @@ package io.tidelog.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -167,14 +165,7 @@ final class DevCluster implements AutoCloseable {
       ports.add(port + 500 + i); // a secure cluster's inter-broker listener
       ports.add(port + 1000 + i);
     }
-    for (int candidate : ports) {
-      try (ServerSocket taken = new ServerSocket(candidate, 1, InetAddress.getLoopbackAddress())) {
-        // free
-      } catch (IOException e) {
-        return false;
-      }
-    }
-    return true;
+    return ports.stream().allMatch(LoopbackPorts::isFree);
   }
 
   @Override

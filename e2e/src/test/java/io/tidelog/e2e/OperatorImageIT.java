@@ -8,7 +8,6 @@ import com.github.dockerjava.api.DockerClient;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tidelog.operator.api.Cluster;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,7 +34,7 @@ class OperatorImageIT {
     System.out.printf(
         "OperatorImageIT: built %s (%d MB)%n", image, DockerEngine.size(docker, image) >> 20);
     Deployment deployment = HelmChart.one(HelmChart.render(Map.of()), Deployment.class);
-    int httpPort = freePort();
+    int httpPort = LoopbackPorts.free();
     try (MockKubernetes kubernetes = new MockKubernetes(null);
         DockerKubelet kubelet =
             new DockerKubelet(
@@ -121,11 +120,5 @@ class OperatorImageIT {
             + " && printf 'GET "
             + path
             + " HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3");
-  }
-
-  private static int freePort() throws Exception {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 }

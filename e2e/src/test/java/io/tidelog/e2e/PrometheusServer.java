@@ -3,7 +3,6 @@ package io.tidelog.e2e;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -56,10 +55,7 @@ final class PrometheusServer implements AutoCloseable {
     }
     Path configFile = dir.resolve("prometheus.yml");
     Files.writeString(configFile, config);
-    int port;
-    try (ServerSocket socket = new ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
+    int port = LoopbackPorts.free();
     Process process =
         new ProcessBuilder(
                 "prometheus",
