@@ -34,6 +34,7 @@ import io.tidelog.broker.protocol.ConfigsHandler;
 import io.tidelog.broker.protocol.DescribeProducersHandler;
 import io.tidelog.broker.protocol.ElectLeadersHandler;
 import io.tidelog.broker.protocol.FetchHandler;
+import io.tidelog.broker.protocol.FindCoordinatorHandler;
 import io.tidelog.broker.protocol.GroupHandler;
 import io.tidelog.broker.protocol.LogDirsHandler;
 import io.tidelog.broker.protocol.MetadataHandler;
@@ -44,6 +45,7 @@ import io.tidelog.broker.protocol.RequestDispatcher;
 import io.tidelog.broker.protocol.ScramCredentialsHandler;
 import io.tidelog.broker.protocol.TopicAdminHandler;
 import io.tidelog.broker.protocol.TopicMetrics;
+import io.tidelog.broker.protocol.TransactionHandler;
 import io.tidelog.broker.protocol.WriteTxnMarkersHandler;
 import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.quota.ControllerMutationQuotaManager;
@@ -57,6 +59,9 @@ import io.tidelog.broker.security.ListenerSecurity;
 import io.tidelog.broker.security.ScramCredentialSpec;
 import io.tidelog.broker.security.ScramCredentials;
 import io.tidelog.broker.security.SslEngineSource;
+import io.tidelog.broker.txn.ProducerIds;
+import io.tidelog.broker.txn.TransactionCoordinator;
+import io.tidelog.broker.txn.TransactionVerifier;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
@@ -140,6 +145,8 @@ public final class Broker implements AutoCloseable {
   private PeerListener peers;
   private ReplicaFetchers fetchers;
   private GroupCoordinator groups;
+  private ProducerIds producerIds;
+  private TransactionCoordinator transactions;
   private LogCleaner cleaner;
   private BrokerConfig cleanerConfig;
   private long cleanerTimer = -1;
@@ -402,6 +409,11 @@ public final class Broker implements AutoCloseable {
     replicas.start(fetchers);
     groups = new GroupCoordinator(config.groupConfig(), metadata, replicas, Time.SYSTEM);
     groups.start(); // before registering, so that it sees every __consumer_offsets leadership
+    producerIds = new ProducerIds(metadata, metadataExecutor);
+    transactions =
+        new TransactionCoordinator(
+            config.transactionConfig(), metadata, replicas, producerIds, vertx, peers, Time.SYSTEM);
+    transactions.start(); // likewise for __transaction_state
     controller =
         new Controller(
             metadata,
@@ -488,14 +500,29 @@ public final class Broker implements AutoCloseable {
     BrokerApis apis =
         new BrokerApis(
             new MetadataHandler(config, metadata, creator, authorization),
-            new ProduceHandler(replicas, topicMetrics, authorization, quotas.produce()),
+            new ProduceHandler(
+                replicas,
+                new TransactionVerifier(
+                    transactions,
+                    metadata,
+                    vertx,
+                    peers,
+                    config.nodeId(),
+                    config.requestTimeoutMs()),
+                topicMetrics,
+                authorization,
+                quotas.produce()),
             new FetchHandler(
                 replicas, topicMetrics, config.fetchMaxBytes(), authorization, quotas.fetch()),
             new OffsetsHandler(replicas, authorization),
             topics,
             new ConfigsHandler(dynamicConfig, metadata, metadataExecutor, authorization),
-            new ProducerIdHandler(metadata, metadataExecutor, authorization),
-            new GroupHandler(config.groupConfig(), metadata, creator, groups, authorization),
+            new ProducerIdHandler(producerIds, transactions, authorization),
+            new FindCoordinatorHandler(
+                config.groupConfig(), config.transactionConfig(), metadata, creator, authorization),
+            new GroupHandler(metadata, groups, authorization),
+            new TransactionHandler(
+                transactions, metadata, config.groupConfig(), authorization, Time.SYSTEM),
             new ScramCredentialsHandler(metadata, metadataExecutor, authorization),
             new AclsHandler(metadata, authorization, metadataExecutor),
             new ClientQuotasHandler(metadata, metadataExecutor, authorization),
@@ -674,6 +701,9 @@ public final class Broker implements AutoCloseable {
       await(http.close());
     }
     quotas.metrics().close();
+    if (transactions != null) {
+      transactions.close();
+    }
     if (groups != null) {
       groups.close();
     }

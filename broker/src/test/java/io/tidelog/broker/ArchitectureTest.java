@@ -36,16 +36,23 @@ class ArchitectureTest {
           .should()
           .dependOnClassesThat()
           .resideInAnyPackage(
-              "io.tidelog.broker.network..", "io.tidelog.broker.protocol..",
-              "io.tidelog.broker.replica..", "io.tidelog.broker.cluster..",
-              "io.tidelog.broker.group..", "io.tidelog.broker.metrics..")
+              "io.tidelog.broker.network..",
+              "io.tidelog.broker.protocol..",
+              "io.tidelog.broker.replica..",
+              "io.tidelog.broker.cluster..",
+              "io.tidelog.broker.group..",
+              "io.tidelog.broker.txn..",
+              "io.tidelog.broker.metrics..")
           .because("the log is the bottom layer");
 
   @ArchTest
   static final ArchRule logDoesNotKnowKafkaErrorCodes =
       noClasses()
           .that()
-          .resideOutsideOfPackages("io.tidelog.broker.protocol..", "io.tidelog.broker.group..")
+          .resideOutsideOfPackages(
+              "io.tidelog.broker.protocol..",
+              "io.tidelog.broker.group..",
+              "io.tidelog.broker.txn..")
           .and()
           .haveNameNotMatching("io\\.tidelog\\.broker\\.replica\\.ReplicaFetcher(\\$.*)?")
           .should()
@@ -53,9 +60,10 @@ class ArchitectureTest {
           .haveFullyQualifiedName("org.apache.kafka.common.protocol.Errors")
           .because(
               "protocol is the only place that maps exceptions to Kafka error codes; the group"
-                  + " coordinator answers in them, as the classic protocol defines its outcomes"
-                  + " by error code; the replica fetcher, a client of another broker, only reads"
-                  + " them");
+                  + " and transaction coordinators answer in them, as their protocols define"
+                  + " their outcomes by error code, and the transaction coordinator reads other"
+                  + " brokers' answers; the replica fetcher, a client of another broker, only"
+                  + " reads them");
 
   @ArchTest
   static final ArchRule eventLoopCodeReachesLogsOnlyThroughTheShards =
@@ -117,6 +125,9 @@ class ArchitectureTest {
   static final ArchRule groupLayer = layer("group", "log", "config", "cluster", "replica");
 
   @ArchTest
+  static final ArchRule txnLayer = layer("txn", "log", "config", "cluster", "network", "replica");
+
+  @ArchTest
   static final ArchRule metricsLayer = layer("metrics", "log", "cluster", "replica", "group");
 
   @ArchTest
@@ -130,7 +141,8 @@ class ArchitectureTest {
           "quota",
           "network",
           "replica",
-          "group");
+          "group",
+          "txn");
 
   @ArchTest
   static final ArchRule onlyClusterTalksToEtcd =

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
@@ -13,6 +14,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -25,6 +27,7 @@ import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
@@ -79,6 +82,7 @@ class ProtocolIT {
     // without error (Produce v0-2 are advertised for librdkafka's sake and refused)
     send(SampleRequests.createTopics("versions", 2));
     awaitGroupCoordinator("versions-group");
+    awaitTransactionCoordinator("versions-txn");
     int served = 0;
     for (ApiVersion range : apiVersions().data().apiKeys()) {
       ApiKeys api = ApiKeys.forId(range.apiKey());
@@ -112,6 +116,27 @@ class ProtocolIT {
                         .equals(java.util.Set.of(Errors.NONE)));
   }
 
+  /** Likewise for __transaction_state: ListTransactions answers once every partition loaded. */
+  private static void awaitTransactionCoordinator(String transactionalId) {
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                send(new FindCoordinatorRequest.Builder(
+                                new FindCoordinatorRequestData()
+                                    .setKeyType(
+                                        FindCoordinatorRequest.CoordinatorType.TRANSACTION.id())
+                                    .setCoordinatorKeys(List.of(transactionalId)))
+                            .build((short) 4))
+                        .errorCounts()
+                        .keySet()
+                        .equals(java.util.Set.of(Errors.NONE))
+                    && send(SampleRequests.of(ApiKeys.LIST_TRANSACTIONS, (short) 0, "versions"))
+                        .errorCounts()
+                        .keySet()
+                        .equals(java.util.Set.of(Errors.NONE)));
+  }
+
   private static java.util.Set<Errors> expectedErrors(ApiKeys api) {
     // CreateTopics/DeleteTopics repeat per version: their second call hits the first's result.
     return switch (api) {
@@ -128,6 +153,12 @@ class ProtocolIT {
           DESCRIBE_CLIENT_QUOTAS,
           ALTER_CLIENT_QUOTAS ->
           java.util.Set.copyOf(SampleSecurityRequests.expectedErrors(api));
+      case ADD_PARTITIONS_TO_TXN,
+          ADD_OFFSETS_TO_TXN,
+          END_TXN,
+          DESCRIBE_TRANSACTIONS,
+          LIST_TRANSACTIONS ->
+          java.util.Set.copyOf(SampleTransactionRequests.expectedErrors(api));
       default -> java.util.Set.copyOf(SampleGroupRequests.expectedErrors(api));
     };
   }

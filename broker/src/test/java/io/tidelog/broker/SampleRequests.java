@@ -227,6 +227,12 @@ final class SampleRequests {
           DESCRIBE_CLIENT_QUOTAS,
           ALTER_CLIENT_QUOTAS ->
           SampleSecurityRequests.of(api, v, topic);
+      case ADD_PARTITIONS_TO_TXN,
+          ADD_OFFSETS_TO_TXN,
+          END_TXN,
+          DESCRIBE_TRANSACTIONS,
+          LIST_TRANSACTIONS ->
+          SampleTransactionRequests.of(api, v, topic);
       default -> SampleGroupRequests.of(api, v, topic);
     };
   }

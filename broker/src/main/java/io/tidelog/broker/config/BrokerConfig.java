@@ -12,6 +12,7 @@ import static org.apache.kafka.common.config.ConfigDef.Type.INT;
 import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
 import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
 import static org.apache.kafka.common.config.ConfigDef.Type.PASSWORD;
+import static org.apache.kafka.common.config.ConfigDef.Type.SHORT;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
 import io.tidelog.broker.log.LogConfig;
@@ -111,6 +112,21 @@ public final class BrokerConfig {
       "offsets.retention.check.interval.ms";
   public static final String OFFSETS_COMMIT_TIMEOUT_MS = "offsets.commit.timeout.ms";
   public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
+  public static final String TRANSACTION_STATE_LOG_NUM_PARTITIONS =
+      "transaction.state.log.num.partitions";
+  public static final String TRANSACTION_STATE_LOG_REPLICATION_FACTOR =
+      "transaction.state.log.replication.factor";
+  public static final String TRANSACTION_STATE_LOG_MIN_ISR = "transaction.state.log.min.isr";
+  public static final String TRANSACTION_STATE_LOG_SEGMENT_BYTES =
+      "transaction.state.log.segment.bytes";
+  public static final String TRANSACTION_STATE_LOG_LOAD_BUFFER_SIZE =
+      "transaction.state.log.load.buffer.size";
+  public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
+  public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
+  public static final String TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS =
+      "transaction.abort.timed.out.transaction.cleanup.interval.ms";
+  public static final String TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS =
+      "transaction.remove.expired.transaction.cleanup.interval.ms";
 
   /** Tidelog's own: the etcd cluster that holds the metadata, as a list of client URLs. */
   public static final String ETCD_ENDPOINTS = "tidelog.etcd.endpoints";
@@ -534,6 +550,71 @@ public final class BrokerConfig {
                 LOW,
                 "The largest metadata string of a committed offset.")
             .define(
+                TRANSACTION_STATE_LOG_NUM_PARTITIONS,
+                INT,
+                50,
+                atLeast(1),
+                HIGH,
+                "Partitions of __transaction_state; fixed once the topic exists.")
+            .define(
+                TRANSACTION_STATE_LOG_REPLICATION_FACTOR,
+                SHORT,
+                (short) 3,
+                atLeast(1),
+                HIGH,
+                "Replication factor of __transaction_state, capped at the live brokers.")
+            .define(
+                TRANSACTION_STATE_LOG_MIN_ISR,
+                INT,
+                2,
+                atLeast(1),
+                HIGH,
+                "min.insync.replicas of __transaction_state, capped at its replication factor.")
+            .define(
+                TRANSACTION_STATE_LOG_SEGMENT_BYTES,
+                INT,
+                100 * 1024 * 1024,
+                atLeast(1024),
+                HIGH,
+                "Segment size of __transaction_state.")
+            .define(
+                TRANSACTION_STATE_LOG_LOAD_BUFFER_SIZE,
+                INT,
+                5 * 1024 * 1024,
+                atLeast(1),
+                LOW,
+                "Bytes read per step when a coordinator loads a partition of __transaction_state.")
+            .define(
+                TRANSACTION_MAX_TIMEOUT_MS,
+                INT,
+                900_000,
+                atLeast(1),
+                HIGH,
+                "The longest transaction.timeout.ms a producer may ask for; more is"
+                    + " INVALID_TRANSACTION_TIMEOUT.")
+            .define(
+                TRANSACTIONAL_ID_EXPIRATION_MS,
+                INT,
+                7 * 24 * 3_600_000,
+                atLeast(1),
+                HIGH,
+                "How long a transactional id without a transaction in progress is kept after its"
+                    + " last update.")
+            .define(
+                TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS,
+                INT,
+                10_000,
+                atLeast(1),
+                LOW,
+                "How often the coordinator aborts transactions older than their timeout.")
+            .define(
+                TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS,
+                INT,
+                3_600_000,
+                atLeast(1),
+                LOW,
+                "How often the coordinator removes expired transactional ids.")
+            .define(
                 ETCD_TLS_CA_FILE,
                 STRING,
                 null,
@@ -953,6 +1034,21 @@ public final class BrokerConfig {
         (Long) values.get(OFFSETS_RETENTION_CHECK_INTERVAL_MS),
         (Integer) values.get(OFFSETS_COMMIT_TIMEOUT_MS),
         (Integer) values.get(OFFSET_METADATA_MAX_BYTES));
+  }
+
+  /** The transaction coordinator's settings. */
+  public TransactionConfig transactionConfig() {
+    return new TransactionConfig(
+        (Integer) values.get(TRANSACTION_STATE_LOG_NUM_PARTITIONS),
+        (Short) values.get(TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
+        (Integer) values.get(TRANSACTION_STATE_LOG_MIN_ISR),
+        (Integer) values.get(TRANSACTION_STATE_LOG_SEGMENT_BYTES),
+        (Integer) values.get(TRANSACTION_STATE_LOG_LOAD_BUFFER_SIZE),
+        (Integer) values.get(TRANSACTION_MAX_TIMEOUT_MS),
+        (Integer) values.get(TRANSACTIONAL_ID_EXPIRATION_MS),
+        (Integer) values.get(TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS),
+        (Integer) values.get(TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS),
+        requestTimeoutMs());
   }
 
   public int httpPort() {

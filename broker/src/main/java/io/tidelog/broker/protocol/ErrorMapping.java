@@ -51,4 +51,14 @@ final class ErrorMapping {
     Throwable cause = unwrap(e);
     return cause instanceof ApiException ? cause.getMessage() : null;
   }
+
+  /**
+   * PRODUCER_FENCED as a client of {@code version} knows it: INVALID_PRODUCER_EPOCH before version
+   * {@code since} of its API, as Kafka answers older clients.
+   */
+  static Errors fencedAs(Errors error, short version, int since) {
+    return error == Errors.PRODUCER_FENCED && version < since
+        ? Errors.INVALID_PRODUCER_EPOCH
+        : error;
+  }
 }

@@ -1,12 +1,8 @@
 package io.tidelog.broker.protocol;
 
-import io.tidelog.broker.cluster.BrokerInfo;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataStore;
-import io.tidelog.broker.cluster.PartitionState;
-import io.tidelog.broker.cluster.TopicCreator;
 import io.tidelog.broker.cluster.TopicMetadata;
-import io.tidelog.broker.config.GroupConfig;
 import io.tidelog.broker.group.ClassicGroup;
 import io.tidelog.broker.group.ClassicGroup.JoinRequest;
 import io.tidelog.broker.group.ClassicGroup.Protocol;
@@ -27,21 +23,12 @@ import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
-import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
-import org.apache.kafka.common.errors.GroupAuthorizationException;
-import org.apache.kafka.common.errors.InvalidGroupIdException;
-import org.apache.kafka.common.errors.InvalidRequestException;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResult;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData.DescribedGroup;
 import org.apache.kafka.common.message.DescribeGroupsResponseData.DescribedGroupMember;
-import org.apache.kafka.common.message.FindCoordinatorRequestData;
-import org.apache.kafka.common.message.FindCoordinatorResponseData;
-import org.apache.kafka.common.message.FindCoordinatorResponseData.Coordinator;
 import org.apache.kafka.common.message.HeartbeatResponseData;
 import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
@@ -71,8 +58,6 @@ import org.apache.kafka.common.requests.DeleteGroupsRequest;
 import org.apache.kafka.common.requests.DeleteGroupsResponse;
 import org.apache.kafka.common.requests.DescribeGroupsRequest;
 import org.apache.kafka.common.requests.DescribeGroupsResponse;
-import org.apache.kafka.common.requests.FindCoordinatorRequest;
-import org.apache.kafka.common.requests.FindCoordinatorResponse;
 import org.apache.kafka.common.requests.HeartbeatRequest;
 import org.apache.kafka.common.requests.HeartbeatResponse;
 import org.apache.kafka.common.requests.JoinGroupRequest;
@@ -92,160 +77,30 @@ import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
 import org.apache.kafka.common.resource.ResourceType;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * The classic group protocol: FindCoordinator, which creates {@code __consumer_offsets} on first
- * use, and JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
- * DescribeGroups, DeleteGroups and OffsetDelete, served by the {@link GroupCoordinator}. Runs on
- * event loops; the coordinator answers with futures.
+ * The classic group protocol: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+ * OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and OffsetDelete, served by the {@link
+ * GroupCoordinator}. Runs on event loops; the coordinator answers with futures.
  *
- * <p>Authorized as in Kafka: FindCoordinator and DescribeGroups need DESCRIBE on the group;
- * joining, syncing, heartbeats, leaving and committing READ; DeleteGroups and OffsetDelete DELETE
+ * <p>Authorized as in Kafka: DescribeGroups needs DESCRIBE on the group; joining, syncing,
+ * heartbeats, leaving and committing READ; DeleteGroups and OffsetDelete DELETE
  * (GROUP_AUTHORIZATION_FAILED otherwise). Committing and deleting offsets also need READ on each
  * topic, fetching them DESCRIBE (TOPIC_AUTHORIZATION_FAILED, or for a fetch of all offsets, leaving
  * the topic out). ListGroups lists every group to a client with DESCRIBE on the cluster, and the
  * groups it may DESCRIBE to others.
  */
 public final class GroupHandler {
-  private static final Logger LOG = LoggerFactory.getLogger(GroupHandler.class);
-  private static final byte GROUP_KEY_TYPE = 0;
 
-  private final GroupConfig config;
   private final MetadataStore metadata;
-  private final TopicCreator creator;
   private final GroupCoordinator coordinator;
   private final Authorization authorization;
 
   public GroupHandler(
-      GroupConfig config,
-      MetadataStore metadata,
-      TopicCreator creator,
-      GroupCoordinator coordinator,
-      Authorization authorization) {
+      MetadataStore metadata, GroupCoordinator coordinator, Authorization authorization) {
     this.authorization = authorization;
-    this.config = config;
     this.metadata = metadata;
-    this.creator = creator;
     this.coordinator = coordinator;
-  }
-
-  CompletableFuture<FindCoordinatorResponse> findCoordinator(
-      RequestContext context, AbstractRequest request) {
-    RequestHeader header = context.header;
-    FindCoordinatorRequestData data = ((FindCoordinatorRequest) request).data();
-    boolean batched = header.apiVersion() >= FindCoordinatorRequest.MIN_BATCHED_VERSION;
-    List<String> keys = batched ? data.coordinatorKeys() : List.of(data.key());
-    List<CompletableFuture<Coordinator>> found = new ArrayList<>();
-    for (String key : keys) {
-      boolean describable =
-          data.keyType() != GROUP_KEY_TYPE
-              || authorization.allowed(context, AclOperation.DESCRIBE, ResourceType.GROUP, key);
-      found.add(
-          (describable
-                  ? locate(key, data.keyType(), context.listenerName())
-                  : CompletableFuture.<Coordinator>failedFuture(
-                      new GroupAuthorizationException(key)))
-              .exceptionally(
-                  e ->
-                      new Coordinator()
-                          .setKey(key)
-                          .setNodeId(-1)
-                          .setHost("")
-                          .setPort(-1)
-                          .setErrorCode(ErrorMapping.errorOf(e, header).code())
-                          .setErrorMessage(ErrorMapping.messageOf(e))));
-    }
-    return CompletableFuture.allOf(found.toArray(CompletableFuture[]::new))
-        .thenApply(
-            v -> {
-              FindCoordinatorResponseData response = new FindCoordinatorResponseData();
-              if (batched) {
-                found.forEach(f -> response.coordinators().add(f.join()));
-              } else {
-                Coordinator c = found.get(0).join();
-                response
-                    .setErrorCode(c.errorCode())
-                    .setErrorMessage(c.errorMessage())
-                    .setNodeId(c.nodeId())
-                    .setHost(c.host())
-                    .setPort(c.port());
-              }
-              return new FindCoordinatorResponse(response);
-            });
-  }
-
-  /** The leader of the group's partition of {@code __consumer_offsets}, creating the topic. */
-  private CompletableFuture<Coordinator> locate(String groupId, byte keyType, String listener) {
-    if (keyType != GROUP_KEY_TYPE) {
-      return CompletableFuture.failedFuture(
-          new InvalidRequestException(
-              "Only group coordinators are served, not key type " + keyType));
-    }
-    if (groupId == null || groupId.isEmpty()) {
-      return CompletableFuture.failedFuture(new InvalidGroupIdException("The group id is empty"));
-    }
-    TopicMetadata topic = metadata.topic(GroupCoordinator.OFFSETS_TOPIC).orElse(null);
-    if (topic == null) {
-      return createOffsetsTopic()
-          .thenApply(
-              created -> {
-                throw new CoordinatorNotAvailableException(
-                    GroupCoordinator.OFFSETS_TOPIC + " is being created");
-              });
-    }
-    ClusterImage image = metadata.image();
-    int partition = GroupCoordinator.partitionFor(groupId, topic.partitions());
-    PartitionState state =
-        image.partition(new TopicPartition(GroupCoordinator.OFFSETS_TOPIC, partition)).orElse(null);
-    BrokerInfo leader = state == null ? null : image.brokers().get(state.leader());
-    BrokerInfo.Endpoint endpoint = leader == null ? null : leader.endpoint(listener).orElse(null);
-    if (endpoint == null) {
-      return CompletableFuture.failedFuture(
-          new CoordinatorNotAvailableException(
-              GroupCoordinator.OFFSETS_TOPIC
-                  + "-"
-                  + partition
-                  + (leader == null ? " has no leader" : "'s leader has no listener " + listener)));
-    }
-    return CompletableFuture.completedFuture(
-        new Coordinator()
-            .setKey(groupId)
-            .setNodeId(leader.id())
-            .setHost(endpoint.host())
-            .setPort(endpoint.port())
-            .setErrorCode(Errors.NONE.code()));
-  }
-
-  /**
-   * Creates {@code __consumer_offsets}: compacted, {@code offsets.topic.num.partitions} partitions,
-   * replicated on as many brokers as {@code offsets.topic.replication.factor} asks and are live.
-   */
-  private CompletableFuture<TopicMetadata> createOffsetsTopic() {
-    int live = metadata.image().activeBrokers().size();
-    short replication = (short) Math.max(1, Math.min(config.offsetsTopicReplicationFactor(), live));
-    Map<String, String> configs =
-        Map.of(
-            TopicConfig.CLEANUP_POLICY_CONFIG,
-            TopicConfig.CLEANUP_POLICY_COMPACT,
-            TopicConfig.SEGMENT_BYTES_CONFIG,
-            String.valueOf(config.offsetsTopicSegmentBytes()));
-    return creator
-        .createInternalTopic(
-            GroupCoordinator.OFFSETS_TOPIC, config.offsetsTopicPartitions(), replication, configs)
-        .exceptionally(
-            e -> {
-              // Another broker may have created it first; anything else is worth a line, and the
-              // client retries after COORDINATOR_NOT_AVAILABLE either way
-              if (!(ErrorMapping.unwrap(e) instanceof TopicExistsException)) {
-                LOG.warn(
-                    "Creating {} failed: {}",
-                    GroupCoordinator.OFFSETS_TOPIC,
-                    ErrorMapping.unwrap(e).toString());
-              }
-              return null;
-            });
   }
 
   CompletableFuture<JoinGroupResponse> joinGroup(RequestContext context, AbstractRequest request) {

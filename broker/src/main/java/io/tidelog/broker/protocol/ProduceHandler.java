@@ -3,14 +3,19 @@ package io.tidelog.broker.protocol;
 import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.security.Authorization;
+import io.tidelog.broker.txn.TransactionVerifier;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
@@ -19,6 +24,7 @@ import org.apache.kafka.common.message.ProduceResponseData.PartitionProduceRespo
 import org.apache.kafka.common.message.ProduceResponseData.TopicProduceResponse;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
@@ -37,27 +43,26 @@ import org.apache.kafka.common.resource.ResourceType;
  * <p>Transactional records (a partition's first batch transactional, as Kafka checks) need the
  * request's {@code transactional_id} and WRITE on it, or the whole request is answered
  * TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers it. With them, each partition of
- * transactional records is answered as Kafka 4.1 answers when no transaction coordinator can verify
- * that the partition was added to the transaction (KIP-890): NOT_ENOUGH_REPLICAS, nothing appended.
- * Tidelog has no transaction coordinator yet.
+ * transactional records is appended once the transaction's coordinator confirms that the producer's
+ * ongoing transaction has it ({@link TransactionVerifier}, KIP-890), and answered as Kafka 4.1
+ * answers otherwise: INVALID_TXN_STATE when the partition was not added, INVALID_PRODUCER_EPOCH for
+ * a fenced producer, NOT_ENOUGH_REPLICAS (which clients retry) when no coordinator could say.
  */
 public final class ProduceHandler {
-  /** Kafka 4.1's answer while no transaction coordinator is available to verify a partition. */
-  static final String UNVERIFIED_TRANSACTION =
-      "Unable to verify the partition has been added to the transaction. Underlying error:"
-          + " COORDINATOR_NOT_AVAILABLE";
-
   private final ReplicaManager replicas;
+  private final TransactionVerifier verifier;
   private final TopicMetrics metrics;
   private final Authorization authorization;
   private final ClientQuotaManager quota;
 
   public ProduceHandler(
       ReplicaManager replicas,
+      TransactionVerifier verifier,
       TopicMetrics metrics,
       Authorization authorization,
       ClientQuotaManager quota) {
     this.replicas = replicas;
+    this.verifier = verifier;
     this.metrics = metrics;
     this.authorization = authorization;
     this.quota = quota;
@@ -111,17 +116,17 @@ public final class ProduceHandler {
         metrics.produceFailed(tp.topic());
         continue;
       }
-      if (transactional && isTransactional(records)) {
-        response
-            .setErrorCode(Errors.NOT_ENOUGH_REPLICAS.code())
-            .setErrorMessage(UNVERIFIED_TRANSACTION)
-            .setBaseOffset(-1);
-        metrics.produceFailed(tp.topic());
-        continue;
-      }
+      CompletableFuture<Errors> verified =
+          transactional && isTransactional(records)
+              ? verify(produce.transactionalId(), records.batches().iterator().next(), tp)
+              : CompletableFuture.completedFuture(Errors.NONE);
       appends.add(
-          replicas
-              .append(tp, records, produce.acks(), produce.timeout())
+          verified
+              .thenCompose(
+                  error ->
+                      error == Errors.NONE
+                          ? replicas.append(tp, records, produce.acks(), produce.timeout())
+                          : CompletableFuture.failedFuture(unverified(error)))
               .handle(
                   (info, e) -> {
                     if (e != null) {
@@ -151,6 +156,32 @@ public final class ProduceHandler {
         quota.recordAndGetThrottleTimeMs(context.principal.getName(), context.clientId(), bytes);
     return CompletableFuture.allOf(appends.toArray(CompletableFuture[]::new))
         .thenApply(v -> new ProduceResponse(data.setThrottleTimeMs(throttleMs)));
+  }
+
+  /** Asks the transaction's coordinator whether it has {@code tp} (KIP-890). */
+  private CompletableFuture<Errors> verify(
+      String transactionalId, RecordBatch batch, TopicPartition tp) {
+    return verifier
+        .verify(transactionalId, batch.producerId(), batch.producerEpoch(), Set.of(tp))
+        .thenApply(errors -> errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR));
+  }
+
+  /** A failed verification as Kafka 4.1's leader answers it (transaction protocol 0 and 1). */
+  private static ApiException unverified(Errors error) {
+    return switch (error) {
+      case INVALID_TXN_STATE, CLUSTER_AUTHORIZATION_FAILED ->
+          new InvalidTxnStateException("Partition was not added to the transaction");
+      case NETWORK_EXCEPTION,
+          COORDINATOR_LOAD_IN_PROGRESS,
+          COORDINATOR_NOT_AVAILABLE,
+          NOT_COORDINATOR,
+          CONCURRENT_TRANSACTIONS ->
+          new NotEnoughReplicasException(
+              "Unable to verify the partition has been added to the transaction. Underlying error: "
+                  + error);
+      case PRODUCER_FENCED -> Errors.INVALID_PRODUCER_EPOCH.exception();
+      default -> error.exception();
+    };
   }
 
   /** Whether some partition's first batch is transactional, as Kafka's RequestUtils checks. */

@@ -1,14 +1,14 @@
 package io.tidelog.broker.protocol;
 
-import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.security.Authorization;
+import io.tidelog.broker.txn.ProducerIds;
+import io.tidelog.broker.txn.TransactionCoordinator;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 import org.apache.kafka.common.acl.AclOperation;
-import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
@@ -16,24 +16,21 @@ import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.resource.ResourceType;
 
 /**
- * InitProducerId for idempotent producers: a fresh producer id at epoch 0, or the same id at the
- * next epoch when the producer asks for a bump (KIP-360). Transactions are not served yet.
- *
- * <p>Ids come from blocks of {@link #BLOCK_SIZE} reserved in etcd, as Kafka's brokers take blocks
- * from the controller; the block is touched only on the single metadata executor.
+ * InitProducerId. For an idempotent producer: a fresh producer id at epoch 0, or the same id at the
+ * next epoch when the producer asks for a bump (KIP-360). For a transactional one: what its
+ * coordinator answers ({@link TransactionCoordinator#initProducerId}); a producer id without an
+ * epoch, or an epoch without an id, is INVALID_REQUEST, and versions before 4 get
+ * INVALID_PRODUCER_EPOCH where later ones get PRODUCER_FENCED, as in Kafka.
  */
 public final class ProducerIdHandler {
-  private static final int BLOCK_SIZE = 1000;
-  private final MetadataStore metadata;
-  private final Executor metadataExecutor;
+  private final ProducerIds producerIds;
+  private final TransactionCoordinator transactions;
   private final Authorization authorization;
-  private long nextId;
-  private long blockEnd;
 
   public ProducerIdHandler(
-      MetadataStore metadata, Executor metadataExecutor, Authorization authorization) {
-    this.metadata = metadata;
-    this.metadataExecutor = metadataExecutor;
+      ProducerIds producerIds, TransactionCoordinator transactions, Authorization authorization) {
+    this.producerIds = producerIds;
+    this.transactions = transactions;
     this.authorization = authorization;
   }
 
@@ -55,8 +52,23 @@ public final class ProducerIdHandler {
       return CompletableFuture.completedFuture(error(Errors.CLUSTER_AUTHORIZATION_FAILED));
     }
     if (data.transactionalId() != null) {
-      return CompletableFuture.failedFuture(
-          new InvalidRequestException("Transactions are not supported yet"));
+      boolean noId = data.producerId() == RecordBatch.NO_PRODUCER_ID;
+      boolean noEpoch = data.producerEpoch() == RecordBatch.NO_PRODUCER_EPOCH;
+      if (noId != noEpoch) {
+        return CompletableFuture.completedFuture(error(Errors.INVALID_REQUEST));
+      }
+      short version = context.header.apiVersion();
+      return transactions
+          .initProducerId(
+              data.transactionalId(),
+              data.transactionTimeoutMs(),
+              data.producerId(),
+              data.producerEpoch())
+          .thenApply(
+              result ->
+                  result.error() != Errors.NONE
+                      ? error(ErrorMapping.fencedAs(result.error(), version, 4))
+                      : response(result.producerId(), result.producerEpoch()));
     }
     boolean bump =
         data.producerId() >= 0
@@ -66,15 +78,7 @@ public final class ProducerIdHandler {
       return CompletableFuture.completedFuture(
           response(data.producerId(), (short) (data.producerEpoch() + 1)));
     }
-    return CompletableFuture.supplyAsync(
-        () -> {
-          if (nextId == blockEnd) {
-            nextId = metadata.allocateProducerIds(BLOCK_SIZE);
-            blockEnd = nextId + BLOCK_SIZE;
-          }
-          return response(nextId++, (short) 0);
-        },
-        metadataExecutor);
+    return producerIds.next().thenApply(id -> response(id, (short) 0));
   }
 
   private static InitProducerIdResponse error(Errors error) {

@@ -102,7 +102,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.INCREMENTAL_ALTER_CONFIGS, apis.configs()::incrementalAlter);
     serve(ApiKeys.DESCRIBE_CLUSTER, apis.metadata()::describeCluster);
     serve(ApiKeys.INIT_PRODUCER_ID, apis.producerIds()::handle);
-    serve(ApiKeys.FIND_COORDINATOR, apis.groups()::findCoordinator);
+    serve(ApiKeys.FIND_COORDINATOR, apis.coordinators()::handle);
     serve(ApiKeys.JOIN_GROUP, apis.groups()::joinGroup);
     serve(ApiKeys.SYNC_GROUP, apis.groups()::syncGroup);
     serve(ApiKeys.HEARTBEAT, apis.groups()::heartbeat);
@@ -124,6 +124,11 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.DESCRIBE_PRODUCERS, apis.producers()::handle);
     serve(ApiKeys.ELECT_LEADERS, apis.elections()::elect);
     serve(ApiKeys.WRITE_TXN_MARKERS, apis.txnMarkers()::handle);
+    serve(ApiKeys.ADD_PARTITIONS_TO_TXN, apis.transactions()::addPartitions);
+    serve(ApiKeys.ADD_OFFSETS_TO_TXN, apis.transactions()::addOffsets);
+    serve(ApiKeys.END_TXN, apis.transactions()::endTxn);
+    serve(ApiKeys.DESCRIBE_TRANSACTIONS, apis.transactions()::describe);
+    serve(ApiKeys.LIST_TRANSACTIONS, apis.transactions()::list);
     // where no authentication is under way (ClientSession runs those), as Kafka answers them
     serve(
         ApiKeys.SASL_HANDSHAKE,

@@ -38,6 +38,13 @@ final class SupportedApis {
     RANGES.put(ApiKeys.DESCRIBE_PRODUCERS, new short[] {0, 0});
     RANGES.put(ApiKeys.ELECT_LEADERS, new short[] {0, 2});
     RANGES.put(ApiKeys.WRITE_TXN_MARKERS, new short[] {1, 1});
+    // transaction protocol versions 0 and 1: EndTxn v5 and TxnOffsetCommit v5 are KIP-890's
+    // version 2, which a client uses only once the transaction.version feature says 2
+    RANGES.put(ApiKeys.ADD_PARTITIONS_TO_TXN, new short[] {0, 5});
+    RANGES.put(ApiKeys.ADD_OFFSETS_TO_TXN, new short[] {0, 4});
+    RANGES.put(ApiKeys.END_TXN, new short[] {0, 4});
+    RANGES.put(ApiKeys.DESCRIBE_TRANSACTIONS, new short[] {0, 0});
+    RANGES.put(ApiKeys.LIST_TRANSACTIONS, new short[] {0, 2});
     RANGES.put(ApiKeys.ALTER_CONFIGS, new short[] {0, 2});
     RANGES.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, new short[] {0, 1});
     RANGES.put(ApiKeys.DESCRIBE_CLUSTER, new short[] {0, 1});
