@@ -274,8 +274,8 @@ class KafkaDifferentialIT {
    * records (a commit marker, or a transactional batch) without a transactional id are refused
    * TRANSACTIONAL_ID_AUTHORIZATION_FAILED; with one, no coordinator can verify that the partition
    * was added to a transaction (neither cluster has a __transaction_state yet here), so
-   * NOT_ENOUGH_REPLICAS; a control batch that is not transactional is refused
-   * INVALID_RECORD. Each answer is Kafka 4.1's, and nothing is appended.
+   * NOT_ENOUGH_REPLICAS; a control batch that is not transactional is refused INVALID_RECORD. Each
+   * answer is Kafka 4.1's, and nothing is appended.
    */
   @Test
   void aClientsMarkersAndTransactionalBatchesOutsideATransactionAreRefusedAsByKafka()

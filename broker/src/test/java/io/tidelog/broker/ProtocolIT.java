@@ -156,6 +156,7 @@ class ProtocolIT {
       case ADD_PARTITIONS_TO_TXN,
           ADD_OFFSETS_TO_TXN,
           END_TXN,
+          TXN_OFFSET_COMMIT,
           DESCRIBE_TRANSACTIONS,
           LIST_TRANSACTIONS ->
           java.util.Set.copyOf(SampleTransactionRequests.expectedErrors(api));

@@ -230,6 +230,7 @@ final class SampleRequests {
       case ADD_PARTITIONS_TO_TXN,
           ADD_OFFSETS_TO_TXN,
           END_TXN,
+          TXN_OFFSET_COMMIT,
           DESCRIBE_TRANSACTIONS,
           LIST_TRANSACTIONS ->
           SampleTransactionRequests.of(api, v, topic);

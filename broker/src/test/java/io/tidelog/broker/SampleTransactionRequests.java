@@ -1,6 +1,7 @@
 package io.tidelog.broker;
 
 import java.util.List;
+import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.AddOffsetsToTxnRequestData;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic;
@@ -18,11 +19,14 @@ import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.DescribeTransactionsRequest;
 import org.apache.kafka.common.requests.EndTxnRequest;
 import org.apache.kafka.common.requests.ListTransactionsRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
 
 /**
  * A valid request of every transaction API at any version, built by kafka-clients, for {@link
  * SampleRequests}: each about transactional id {@code <topic>-txn}, which no producer initialized,
- * so the coordinator answers INVALID_PRODUCER_ID_MAPPING or TRANSACTIONAL_ID_NOT_FOUND.
+ * so the coordinator answers INVALID_PRODUCER_ID_MAPPING or TRANSACTIONAL_ID_NOT_FOUND; a
+ * TxnOffsetCommit of group {@code <topic>-txn-group} without member, which the group coordinator
+ * takes (it asks no transaction coordinator, as in Kafka).
  */
 final class SampleTransactionRequests {
   private static final long PRODUCER_ID = 4343L;
@@ -67,6 +71,18 @@ final class SampleTransactionRequests {
                       .setProducerId(PRODUCER_ID)
                       .setProducerEpoch((short) 0)
                       .setCommitted(true),
+                  false)
+              .build(v);
+      case TXN_OFFSET_COMMIT ->
+          new TxnOffsetCommitRequest.Builder(
+                  transactionalId,
+                  topic + "-txn-group",
+                  PRODUCER_ID,
+                  (short) 0,
+                  Map.of(
+                      tp,
+                      new TxnOffsetCommitRequest.CommittedOffset(
+                          1L, "", java.util.Optional.empty())),
                   false)
               .build(v);
       case DESCRIBE_TRANSACTIONS ->

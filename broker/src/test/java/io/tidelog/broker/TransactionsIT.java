@@ -13,13 +13,17 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -194,5 +198,41 @@ class TransactionsIT {
       assertThat(readAll("txn-timeout", "read_committed", 1)).containsExactly("after-it");
       assertThrows(ProducerFencedException.class, abandoned::commitTransaction);
     }
+  }
+
+  @Test
+  void offsetsSentToATransactionAppearAtItsCommitAndNotAtItsAbort() throws Exception {
+    createTopic("txn-offsets", 1);
+    TopicPartition tp = new TopicPartition("txn-offsets", 0);
+    ConsumerGroupMetadata group = new ConsumerGroupMetadata("txn-offsets-group");
+    try (KafkaProducer<String, String> producer = producer("offsets", 60_000)) {
+      producer.initTransactions();
+      producer.beginTransaction();
+      producer.send(new ProducerRecord<>("txn-offsets", "a"));
+      producer.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(5, "five")), group);
+      // before the commit, the offset is pending: a consumer asking for stable offsets waits
+      assertThat(committed("txn-offsets-group", tp, false)).isNull();
+      producer.commitTransaction();
+      assertThat(committed("txn-offsets-group", tp, true).offset()).isEqualTo(5);
+
+      producer.beginTransaction();
+      producer.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(9)), group);
+      producer.abortTransaction();
+    }
+    assertThat(committed("txn-offsets-group", tp, true))
+        .extracting(OffsetAndMetadata::offset, OffsetAndMetadata::metadata)
+        .containsExactly(5L, "five");
+  }
+
+  /** The group's committed offset, as Admin reads it, asking for stable offsets or not. */
+  private static OffsetAndMetadata committed(String groupId, TopicPartition tp, boolean stable)
+      throws Exception {
+    return admin
+        .listConsumerGroupOffsets(
+            Map.of(groupId, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(tp))),
+            new ListConsumerGroupOffsetsOptions().requireStable(stable))
+        .partitionsToOffsetAndMetadata(groupId)
+        .get(30, TimeUnit.SECONDS)
+        .get(tp);
   }
 }

@@ -26,6 +26,16 @@ final class CoordinatorPartition {
   private final Map<String, ClassicGroup> groups = new LinkedHashMap<>();
   private final Map<String, Map<TopicPartition, CommittedOffset>> offsets = new HashMap<>();
 
+  /**
+   * Offsets that open transactions committed (TxnOffsetCommit), by producer id: written, and kept
+   * out of sight until the transaction's commit marker moves them among the committed offsets; an
+   * abort marker drops them.
+   */
+  private final Map<Long, List<OffsetEntry>> pendingTransactionalOffsets = new HashMap<>();
+
+  /** Transactions that ended while the partition loaded, to apply when the load completes. */
+  private final Map<Long, Boolean> endedWhileLoading = new LinkedHashMap<>();
+
   /** The stored form of each group, as last written or loaded, to write only what changed. */
   private final Map<String, Snapshot> stored = new HashMap<>();
 
@@ -64,6 +74,53 @@ final class CoordinatorPartition {
     }
   }
 
+  /** Replays, or records, an offset that the open transaction of {@code producerId} committed. */
+  void replayTransactional(long producerId, OffsetEntry entry) {
+    pendingTransactionalOffsets.computeIfAbsent(producerId, p -> new ArrayList<>()).add(entry);
+  }
+
+  /**
+   * The transaction of {@code producerId} ended (its marker, written here, is replicated): its
+   * offsets become committed, or are dropped. A loaded partition applies it at once; a loading one
+   * when its load completes, as the loader owns its state until then. On the coordinator thread.
+   */
+  void completeTransaction(long producerId, boolean commit) {
+    if (!loaded) {
+      endedWhileLoading.put(producerId, commit);
+      return;
+    }
+    applyTransactionEnd(producerId, commit);
+  }
+
+  /** Replays a commit or abort marker of {@code producerId}, in log order, while loading. */
+  void replayTransactionEnd(long producerId, boolean commit) {
+    applyTransactionEnd(producerId, commit);
+  }
+
+  private void applyTransactionEnd(long producerId, boolean commit) {
+    List<OffsetEntry> pending = pendingTransactionalOffsets.remove(producerId);
+    if (pending != null && commit) {
+      pending.forEach(this::replay);
+    }
+  }
+
+  /** Whether an open transaction committed an offset of the group's partition (not yet visible). */
+  boolean hasPendingOffset(String groupId, TopicPartition tp) {
+    for (List<OffsetEntry> pending : pendingTransactionalOffsets.values()) {
+      for (OffsetEntry entry : pending) {
+        if (entry.groupId().equals(groupId) && entry.tp().equals(tp)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private boolean hasPendingOffsets(String groupId) {
+    return pendingTransactionalOffsets.values().stream()
+        .anyMatch(pending -> pending.stream().anyMatch(e -> e.groupId().equals(groupId)));
+  }
+
   /**
    * Ends loading: every stored group comes back (its members get a session from {@code nowMs} to
    * find this coordinator), and a group that only has offsets comes back empty.
@@ -77,6 +134,8 @@ final class CoordinatorPartition {
       groups.computeIfAbsent(groupId, g -> new ClassicGroup(g, initialRebalanceDelayMs, -1));
     }
     loaded = true;
+    endedWhileLoading.forEach(this::applyTransactionEnd);
+    endedWhileLoading.clear();
   }
 
   int groupCount() {
@@ -159,7 +218,7 @@ final class CoordinatorPartition {
     return groups.values().stream()
         .filter(g -> g.state() == State.EMPTY && g.size() == 0)
         .map(ClassicGroup::groupId)
-        .filter(id -> !offsets.containsKey(id))
+        .filter(id -> !offsets.containsKey(id) && !hasPendingOffsets(id))
         .toList();
   }
 

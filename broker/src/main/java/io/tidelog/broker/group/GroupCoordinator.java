@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +43,7 @@ import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
 import org.apache.kafka.common.errors.NotCoordinatorException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.ControlRecordType;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
@@ -120,6 +122,7 @@ public final class GroupCoordinator implements AutoCloseable {
   /** Starts following leadership of {@code __consumer_offsets} and ticking groups. */
   public void start() {
     replicas.addLeadershipListener(this::onLeadershipChange);
+    replicas.addMarkerListener(this::onMarker);
     nextExpiryMs = time.milliseconds() + config.offsetsRetentionCheckIntervalMs();
     timer.scheduleWithFixedDelay(
         () -> execute(this::tick), TICK_INTERVAL_MS, TICK_INTERVAL_MS, TimeUnit.MILLISECONDS);
@@ -150,6 +153,20 @@ public final class GroupCoordinator implements AutoCloseable {
         });
   }
 
+  /** A transaction's marker in a partition of {@code __consumer_offsets} led here. */
+  private void onMarker(TopicPartition tp, long producerId, boolean commit) {
+    if (!tp.topic().equals(OFFSETS_TOPIC)) {
+      return;
+    }
+    execute(
+        () -> {
+          CoordinatorPartition part = partitions.get(tp.partition());
+          if (part != null) {
+            part.completeTransaction(producerId, commit);
+          }
+        });
+  }
+
   /** On the loader thread: replays the partition up to its log end, then hands it over. */
   private void load(CoordinatorPartition loading) {
     long startMs = time.milliseconds();
@@ -165,11 +182,25 @@ public final class GroupCoordinator implements AutoCloseable {
         }
         for (RecordBatch batch : read.read().records().batches()) {
           if (batch.isControlBatch()) {
+            Iterator<Record> marker = batch.iterator();
+            if (marker.hasNext()) {
+              loading.replayTransactionEnd(
+                  batch.producerId(),
+                  ControlRecordType.parse(marker.next().key()) == ControlRecordType.COMMIT);
+            }
             continue;
           }
           for (Record record : batch) {
             try {
-              GroupRecords.parse(record).ifPresent(loading::replay);
+              GroupRecords.parse(record)
+                  .ifPresent(
+                      entry -> {
+                        if (batch.isTransactional() && entry instanceof OffsetEntry committed) {
+                          loading.replayTransactional(batch.producerId(), committed);
+                        } else {
+                          loading.replay(entry);
+                        }
+                      });
             } catch (RuntimeException e) {
               LOG.warn("{}: skipping unreadable record at {}: {}", loading.tp, record.offset(), e);
             }
@@ -354,20 +385,110 @@ public final class GroupCoordinator implements AutoCloseable {
         .thenCompose(Function.identity());
   }
 
-  /** A group's committed offsets: of {@code partitions}, or all when it is null. */
-  public CompletableFuture<Map<TopicPartition, CommittedOffset>> fetchOffsets(
+  /**
+   * A group's committed offsets, of {@code partitions} or all when it is null; {@code unstable}
+   * names the partitions whose offset an open transaction committed (Kafka's
+   * UNSTABLE_OFFSET_COMMIT, for a client that asks for stable offsets).
+   */
+  public record FetchedOffsets(
+      Map<TopicPartition, CommittedOffset> offsets, Set<TopicPartition> unstable) {}
+
+  public CompletableFuture<FetchedOffsets> fetchOffsets(
       String groupId, List<TopicPartition> partitions) {
     return onGroup(
         groupId,
         part -> {
           Map<TopicPartition, CommittedOffset> committed = part.offsets(groupId);
-          if (partitions == null) {
-            return Map.copyOf(committed);
+          Map<TopicPartition, CommittedOffset> wanted =
+              partitions == null ? new LinkedHashMap<>(committed) : new LinkedHashMap<>();
+          if (partitions != null) {
+            partitions.forEach(tp -> wanted.put(tp, committed.get(tp)));
           }
-          Map<TopicPartition, CommittedOffset> wanted = new LinkedHashMap<>();
-          partitions.forEach(tp -> wanted.put(tp, committed.get(tp)));
-          return wanted;
+          Set<TopicPartition> unstable = new HashSet<>();
+          wanted.keySet().stream()
+              .filter(tp -> part.hasPendingOffset(groupId, tp))
+              .forEach(unstable::add);
+          return new FetchedOffsets(wanted, unstable);
         });
+  }
+
+  /**
+   * TxnOffsetCommit: writes offsets as part of the open transaction of {@code producerId}, in a
+   * transactional batch of {@code __consumer_offsets}; they become visible when the transaction's
+   * commit marker reaches the partition, and are dropped at its abort. A member's commit is checked
+   * as Kafka checks a transactional one (its member id and generation, no rebalance check); one
+   * without member id and generation (TxnOffsetCommit v0-2) is taken as it is.
+   */
+  public CompletableFuture<Map<TopicPartition, Errors>> commitTransactionalOffsets(
+      String groupId,
+      long producerId,
+      short producerEpoch,
+      String memberId,
+      String groupInstanceId,
+      int generationId,
+      Map<TopicPartition, CommittedOffset> offsets) {
+    return onGroup(
+            groupId,
+            part -> {
+              long nowMs = time.milliseconds();
+              ClassicGroup group = part.group(groupId);
+              Errors error;
+              if (generationId < 0 && memberId.isEmpty() && groupInstanceId == null) {
+                error = Errors.NONE;
+              } else if (group == null) {
+                error = Errors.ILLEGAL_GENERATION;
+              } else {
+                error = group.validateOffsetCommit(memberId, groupInstanceId, generationId);
+                if (error == Errors.REBALANCE_IN_PROGRESS) {
+                  error = Errors.NONE;
+                }
+              }
+              Map<TopicPartition, Errors> results = new LinkedHashMap<>();
+              List<SimpleRecord> records = new ArrayList<>();
+              List<OffsetEntry> entries = new ArrayList<>();
+              for (Map.Entry<TopicPartition, CommittedOffset> e : offsets.entrySet()) {
+                CommittedOffset offset = e.getValue();
+                if (error != Errors.NONE) {
+                  results.put(e.getKey(), error);
+                } else if (offset.metadata() != null
+                    && offset.metadata().length() > config.offsetMetadataMaxBytes()) {
+                  results.put(e.getKey(), Errors.OFFSET_METADATA_TOO_LARGE);
+                } else {
+                  CommittedOffset stored =
+                      new CommittedOffset(
+                          offset.offset(),
+                          offset.leaderEpoch(),
+                          offset.metadata() == null ? "" : offset.metadata(),
+                          nowMs);
+                  records.add(GroupRecords.offsetCommit(groupId, e.getKey(), stored, nowMs));
+                  entries.add(new OffsetEntry(groupId, e.getKey(), stored));
+                }
+              }
+              if (records.isEmpty()) {
+                return CompletableFuture.completedFuture(results);
+              }
+              part.getOrCreateGroup(groupId, nowMs);
+              MemoryRecords batch =
+                  MemoryRecords.withTransactionalRecords(
+                      Compression.NONE,
+                      producerId,
+                      producerEpoch,
+                      0,
+                      records.toArray(SimpleRecord[]::new));
+              return replicas
+                  .appendAsCoordinator(part.tp, batch, config.offsetCommitTimeoutMs())
+                  .handleAsync(
+                      (v, e) -> {
+                        Errors appendError = e == null ? Errors.NONE : commitError(e);
+                        if (e == null) {
+                          entries.forEach(entry -> part.replayTransactional(producerId, entry));
+                        }
+                        entries.forEach(entry -> results.put(entry.tp(), appendError));
+                        return results;
+                      },
+                      thread);
+            })
+        .thenCompose(Function.identity());
   }
 
   /** The groups this broker coordinates. */
@@ -637,7 +758,7 @@ public final class GroupCoordinator implements AutoCloseable {
     MemoryRecords batch =
         MemoryRecords.withRecords(Compression.NONE, records.toArray(SimpleRecord[]::new));
     return replicas
-        .append(part.tp, batch, (short) -1, config.offsetCommitTimeoutMs())
+        .appendAsCoordinator(part.tp, batch, config.offsetCommitTimeoutMs())
         .thenApply(info -> null);
   }
 

@@ -27,6 +27,7 @@ import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.storage.internals.log.AbortedTxn;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.CompletedTxn;
 import org.apache.kafka.storage.internals.log.TxnIndexSearchResult;
 import org.slf4j.Logger;
@@ -174,11 +175,20 @@ public final class PartitionLog implements AutoCloseable {
    * @throws KafkaStorageException when the log directory is offline or fails now
    */
   public LogAppendInfo append(MemoryRecords records, int leaderEpoch) {
+    return append(records, leaderEpoch, AppendOrigin.CLIENT);
+  }
+
+  /**
+   * {@link #append(MemoryRecords, int)} for a client or, with {@link AppendOrigin#COORDINATOR}, for
+   * a coordinator of this broker: as in Kafka, a coordinator's producer batches (a transaction's
+   * offsets) are checked for their epoch but not for their sequence, and are never duplicates.
+   */
+  public LogAppendInfo append(MemoryRecords records, int leaderEpoch, AppendOrigin origin) {
     checkOnline();
     long nowMs = services.time().milliseconds();
     LogConfig config = this.config;
     LogValidator.Validated validated = validator.validate(records, config, true, nowMs);
-    Optional<BatchMetadata> duplicate = producerState.check(records);
+    Optional<BatchMetadata> duplicate = producerState.check(records, origin);
     if (duplicate.isPresent()) {
       // A producer retry of a batch already in the log: answer with its offsets, write nothing.
       BatchMetadata original = duplicate.get();

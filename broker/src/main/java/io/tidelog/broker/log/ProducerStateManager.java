@@ -22,6 +22,7 @@ import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.CompletedTxn;
 
 /**
@@ -75,11 +76,27 @@ final class ProducerStateManager {
   /**
    * Checks the producer batches of an append against the table.
    *
+   * @param origin a {@link AppendOrigin#COORDINATOR}'s batches are checked for their epoch only
    * @return the original batch, when {@code records} is a single batch appended before
    * @throws InvalidProducerEpochException when a batch carries an older producer epoch
    * @throws OutOfOrderSequenceException when a base sequence does not follow the last one
    */
-  Optional<BatchMetadata> check(MemoryRecords records) {
+  Optional<BatchMetadata> check(MemoryRecords records, AppendOrigin origin) {
+    if (origin == AppendOrigin.COORDINATOR) {
+      for (RecordBatch batch : records.batches()) {
+        ProducerEntry entry = batch.hasProducerId() ? producers.get(batch.producerId()) : null;
+        if (entry != null && batch.producerEpoch() < entry.epoch) {
+          throw new InvalidProducerEpochException(
+              "Producer "
+                  + batch.producerId()
+                  + " epoch "
+                  + batch.producerEpoch()
+                  + " is older than the current epoch "
+                  + entry.epoch);
+        }
+      }
+      return Optional.empty();
+    }
     List<RecordBatch> batches = new ArrayList<>();
     records.batches().forEach(batches::add);
     Map<Long, int[]> pending = new HashMap<>(); // producer id -> {epoch, last sequence}

@@ -9,6 +9,7 @@ import io.tidelog.broker.group.ClassicGroup.Protocol;
 import io.tidelog.broker.group.ClassicGroup.Snapshot;
 import io.tidelog.broker.group.CommittedOffset;
 import io.tidelog.broker.group.GroupCoordinator;
+import io.tidelog.broker.group.GroupCoordinator.FetchedOffsets;
 import io.tidelog.broker.group.GroupCoordinator.Leaving;
 import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
@@ -51,6 +52,7 @@ import org.apache.kafka.common.message.OffsetFetchResponseData.OffsetFetchRespon
 import org.apache.kafka.common.message.OffsetFetchResponseData.OffsetFetchResponseTopics;
 import org.apache.kafka.common.message.SyncGroupRequestData;
 import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -76,6 +78,8 @@ import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitResponse;
 import org.apache.kafka.common.resource.ResourceType;
 
 /**
@@ -286,6 +290,74 @@ public final class GroupHandler {
         });
   }
 
+  /**
+   * TxnOffsetCommit, a transactional producer's commit of a group's offsets (Kafka Streams' and
+   * {@code sendOffsetsToTransaction}'s): WRITE on the transactional id
+   * (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and READ on the group (GROUP_AUTHORIZATION_FAILED) for
+   * all partitions, READ on each topic, as in Kafka; versions before 3 get INVALID_PRODUCER_EPOCH
+   * where later ones get PRODUCER_FENCED.
+   */
+  CompletableFuture<TxnOffsetCommitResponse> txnOffsetCommit(
+      RequestContext context, AbstractRequest request) {
+    TxnOffsetCommitRequestData data = ((TxnOffsetCommitRequest) request).data();
+    Errors refusedAll =
+        !authorization.allowed(
+                context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, data.transactionalId())
+            ? Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            : !readable(context, data.groupId()) ? Errors.GROUP_AUTHORIZATION_FAILED : null;
+    ClusterImage image = metadata.image();
+    Predicate<String> topicReadable =
+        authorization.on(context, AclOperation.READ, ResourceType.TOPIC);
+    Map<TopicPartition, CommittedOffset> offsets = new LinkedHashMap<>();
+    Map<TopicPartition, Errors> refused = new LinkedHashMap<>();
+    for (var topic : data.topics()) {
+      TopicMetadata known = image.topics().get(topic.name());
+      for (var p : topic.partitions()) {
+        TopicPartition tp = new TopicPartition(topic.name(), p.partitionIndex());
+        if (refusedAll != null) {
+          refused.put(tp, refusedAll);
+        } else if (!topicReadable.test(topic.name())) {
+          refused.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED);
+        } else if (known == null
+            || p.partitionIndex() < 0
+            || p.partitionIndex() >= known.partitions()) {
+          refused.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        } else {
+          offsets.put(
+              tp,
+              new CommittedOffset(
+                  p.committedOffset(), p.committedLeaderEpoch(), p.committedMetadata(), -1));
+        }
+      }
+    }
+    short version = context.header.apiVersion();
+    CompletableFuture<Map<TopicPartition, Errors>> committed =
+        offsets.isEmpty()
+            ? CompletableFuture.completedFuture(Map.of())
+            : coordinator
+                .commitTransactionalOffsets(
+                    data.groupId(),
+                    data.producerId(),
+                    data.producerEpoch(),
+                    data.memberId(),
+                    data.groupInstanceId(),
+                    data.generationId(),
+                    offsets)
+                .exceptionally(
+                    e -> {
+                      Errors error = ErrorMapping.errorOf(e, context.header);
+                      Map<TopicPartition, Errors> failed = new LinkedHashMap<>();
+                      offsets.keySet().forEach(tp -> failed.put(tp, error));
+                      return failed;
+                    });
+    return committed.thenApply(
+        results -> {
+          Map<TopicPartition, Errors> all = new LinkedHashMap<>(refused);
+          results.forEach((tp, error) -> all.put(tp, ErrorMapping.fencedAs(error, version, 3)));
+          return new TxnOffsetCommitResponse(0, all);
+        });
+  }
+
   private static OffsetCommitResponseData commitResponse(
       OffsetCommitRequestData request, Map<TopicPartition, Errors> errors) {
     OffsetCommitResponseData response = new OffsetCommitResponseData();
@@ -332,9 +404,9 @@ public final class GroupHandler {
           }
         }
       }
-      CompletableFuture<Map<TopicPartition, CommittedOffset>> fetched =
+      CompletableFuture<FetchedOffsets> fetched =
           partitions != null && partitions.isEmpty()
-              ? CompletableFuture.completedFuture(Map.of())
+              ? CompletableFuture.completedFuture(new FetchedOffsets(Map.of(), Set.of()))
               : coordinator.fetchOffsets(group.groupId(), partitions);
       groups.add(
           fetched.handle(
@@ -345,13 +417,17 @@ public final class GroupHandler {
                       .setErrorCode(ErrorMapping.errorOf(e, header).code());
                 }
                 Map<TopicPartition, CommittedOffset> shown = new LinkedHashMap<>();
-                offsets.forEach(
-                    (tp, offset) -> {
-                      if (topicDescribable.test(tp.topic())) { // a fetch of all leaves them out
-                        shown.put(tp, offset);
-                      }
-                    });
-                OffsetFetchResponseGroup answer = fetchResponse(group.groupId(), shown);
+                offsets
+                    .offsets()
+                    .forEach(
+                        (tp, offset) -> {
+                          if (topicDescribable.test(tp.topic())) { // a fetch of all omits them
+                            shown.put(tp, offset);
+                          }
+                        });
+                Set<TopicPartition> unstable =
+                    fetch.requireStable() ? offsets.unstable() : Set.of();
+                OffsetFetchResponseGroup answer = fetchResponse(group.groupId(), shown, unstable);
                 refused.forEach(tp -> refusedPartition(answer, tp));
                 return answer;
               }));
@@ -364,24 +440,33 @@ public final class GroupHandler {
                     .build(header.apiVersion()));
   }
 
+  /**
+   * The group's answer; a partition of {@code unstable} (an open transaction committed its offset,
+   * and the client asked for stable offsets) is UNSTABLE_OFFSET_COMMIT without an offset, as in
+   * Kafka.
+   */
   private static OffsetFetchResponseGroup fetchResponse(
-      String groupId, Map<TopicPartition, CommittedOffset> offsets) {
+      String groupId, Map<TopicPartition, CommittedOffset> offsets, Set<TopicPartition> unstable) {
     Map<String, OffsetFetchResponseTopics> topics = new LinkedHashMap<>();
     offsets.forEach(
-        (tp, offset) ->
-            topics
-                .computeIfAbsent(tp.topic(), n -> new OffsetFetchResponseTopics().setName(n))
-                .partitions()
-                .add(
-                    new OffsetFetchResponsePartitions()
-                        .setPartitionIndex(tp.partition())
-                        .setCommittedOffset(offset == null ? -1 : offset.offset())
-                        .setCommittedLeaderEpoch(
-                            offset == null
-                                ? RecordBatch.NO_PARTITION_LEADER_EPOCH
-                                : offset.leaderEpoch())
-                        .setMetadata(offset == null ? "" : offset.metadata())
-                        .setErrorCode(Errors.NONE.code())));
+        (tp, committed) -> {
+          boolean stable = !unstable.contains(tp);
+          CommittedOffset offset = stable ? committed : null;
+          topics
+              .computeIfAbsent(tp.topic(), n -> new OffsetFetchResponseTopics().setName(n))
+              .partitions()
+              .add(
+                  new OffsetFetchResponsePartitions()
+                      .setPartitionIndex(tp.partition())
+                      .setCommittedOffset(offset == null ? -1 : offset.offset())
+                      .setCommittedLeaderEpoch(
+                          offset == null
+                              ? RecordBatch.NO_PARTITION_LEADER_EPOCH
+                              : offset.leaderEpoch())
+                      .setMetadata(offset == null ? "" : offset.metadata())
+                      .setErrorCode(
+                          stable ? Errors.NONE.code() : Errors.UNSTABLE_OFFSET_COMMIT.code()));
+        });
     return new OffsetFetchResponseGroup()
         .setGroupId(groupId)
         .setTopics(new ArrayList<>(topics.values()))

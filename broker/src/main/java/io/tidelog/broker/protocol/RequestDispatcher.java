@@ -113,6 +113,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.DESCRIBE_GROUPS, apis.groups()::describeGroups);
     serve(ApiKeys.DELETE_GROUPS, apis.groups()::deleteGroups);
     serve(ApiKeys.OFFSET_DELETE, apis.groups()::offsetDelete);
+    serve(ApiKeys.TXN_OFFSET_COMMIT, apis.groups()::txnOffsetCommit);
     serve(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, apis.scramCredentials()::alter);
     serve(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, apis.scramCredentials()::describe);
     serve(ApiKeys.CREATE_ACLS, apis.acls()::create);

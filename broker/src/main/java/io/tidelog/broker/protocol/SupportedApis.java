@@ -43,6 +43,7 @@ final class SupportedApis {
     RANGES.put(ApiKeys.ADD_PARTITIONS_TO_TXN, new short[] {0, 5});
     RANGES.put(ApiKeys.ADD_OFFSETS_TO_TXN, new short[] {0, 4});
     RANGES.put(ApiKeys.END_TXN, new short[] {0, 4});
+    RANGES.put(ApiKeys.TXN_OFFSET_COMMIT, new short[] {0, 4});
     RANGES.put(ApiKeys.DESCRIBE_TRANSACTIONS, new short[] {0, 0});
     RANGES.put(ApiKeys.LIST_TRANSACTIONS, new short[] {0, 2});
     RANGES.put(ApiKeys.ALTER_CONFIGS, new short[] {0, 2});

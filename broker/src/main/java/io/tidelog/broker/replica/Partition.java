@@ -26,6 +26,7 @@ import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.storage.internals.log.AbortedTxn;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -255,15 +256,16 @@ final class Partition {
   }
 
   /**
-   * Appends a producer's batches as leader; an {@code acks=all} append is refused while the ISR is
-   * below {@code min.insync.replicas}. Whether the HW has passed it is the caller's to ask.
+   * Appends a producer's batches (a client's, or a coordinator's: {@code origin}) as leader; an
+   * {@code acks=all} append is refused while the ISR is below {@code min.insync.replicas}. Whether
+   * the HW has passed it is the caller's to ask.
    */
-  LogAppendInfo appendAsLeader(MemoryRecords records, short acks) {
+  LogAppendInfo appendAsLeader(MemoryRecords records, short acks, AppendOrigin origin) {
     checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
     if (acks == -1 && isrBelowMinimum()) {
       throw new NotEnoughReplicasException(isrShortfall());
     }
-    LogAppendInfo info = log.append(records, state.leaderEpoch());
+    LogAppendInfo info = log.append(records, state.leaderEpoch(), origin);
     maybeAdvanceHighWatermark();
     return info;
   }

@@ -39,10 +39,12 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.record.ControlRecordType;
 import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,6 +89,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   private final FetchReader fetchReader = new FetchReader(this);
   private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
   private final List<LeadershipListener> leadershipListeners = new CopyOnWriteArrayList<>();
+  private final List<MarkerListener> markerListeners = new CopyOnWriteArrayList<>();
   private final Set<TopicPartition> cleaning = ConcurrentHashMap.newKeySet();
   private final LongAdder isrShrinks = new LongAdder();
   private final LongAdder isrExpands = new LongAdder();
@@ -362,11 +365,28 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     return forClient(
             tp,
             p -> {
-              LogAppendInfo info = p.appendAsLeader(records, acks);
+              LogAppendInfo info = p.appendAsLeader(records, acks, AppendOrigin.CLIENT);
               changed(tp);
               return acks == -1
                   ? replicated(p, info, timeoutMs)
                   : CompletableFuture.completedFuture(info);
+            })
+        .thenCompose(Function.identity());
+  }
+
+  /**
+   * Appends a coordinator's records on the leader (a group's offsets, a transaction's state), as
+   * {@code acks=all}; a transaction's offsets are checked for their producer epoch only, as Kafka
+   * checks a coordinator's appends.
+   */
+  public CompletableFuture<LogAppendInfo> appendAsCoordinator(
+      TopicPartition tp, MemoryRecords records, int timeoutMs) {
+    return forClient(
+            tp,
+            p -> {
+              LogAppendInfo info = p.appendAsLeader(records, (short) -1, AppendOrigin.COORDINATOR);
+              changed(tp);
+              return replicated(p, info, timeoutMs);
             })
         .thenCompose(Function.identity());
   }
@@ -389,7 +409,23 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
               changed(tp);
               return replicated(p, info, timeoutMs);
             })
-        .thenCompose(Function.identity());
+        .thenCompose(Function.identity())
+        .whenComplete(
+            (info, e) -> {
+              if (e == null) {
+                boolean commit = marker.controlType() == ControlRecordType.COMMIT;
+                markerListeners.forEach(l -> l.onMarker(tp, producerId, commit));
+              }
+            });
+  }
+
+  /** Told of each transaction marker this broker wrote as leader, once the ISR has it. */
+  public interface MarkerListener {
+    void onMarker(TopicPartition tp, long producerId, boolean commit);
+  }
+
+  public void addMarkerListener(MarkerListener listener) {
+    markerListeners.add(listener);
   }
 
   /** On the shard, after an append: completes once the high watermark passes it. */

@@ -662,11 +662,8 @@ public final class TransactionCoordinator implements AutoCloseable {
 
   private CompletableFuture<Void> append(TransactionPartition part, SimpleRecord record) {
     return replicas
-        .append(
-            part.tp,
-            MemoryRecords.withRecords(Compression.NONE, record),
-            (short) -1,
-            config.requestTimeoutMs())
+        .appendAsCoordinator(
+            part.tp, MemoryRecords.withRecords(Compression.NONE, record), config.requestTimeoutMs())
         .thenApply(info -> null);
   }
 

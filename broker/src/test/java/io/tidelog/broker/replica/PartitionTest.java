@@ -27,6 +27,7 @@ import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.storage.internals.log.AbortedTxn;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -85,11 +86,14 @@ class PartitionTest {
   void aReadCommittedConsumerStopsAtTheLastStableOffsetAndLearnsOfAborts() throws Exception {
     Partition leader = replica(0);
     leader.applyState(new PartitionState(0, 1, List.of(0), 1, 10), List.of(0), 1, NOW);
-    leader.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, record("a")), (short) -1);
+    leader.appendAsLeader(
+        MemoryRecords.withRecords(Compression.NONE, record("a")), (short) -1, AppendOrigin.CLIENT);
     leader.appendAsLeader(
         MemoryRecords.withTransactionalRecords(Compression.NONE, 7L, (short) 0, 0, record("t")),
-        (short) -1);
-    leader.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, record("b")), (short) -1);
+        (short) -1,
+        AppendOrigin.CLIENT);
+    leader.appendAsLeader(
+        MemoryRecords.withRecords(Compression.NONE, record("b")), (short) -1, AppendOrigin.CLIENT);
     assertThat(leader.highWatermark()).isEqualTo(3);
 
     PartitionRead committed = leader.readAsConsumer(0, 10_000, IsolationLevel.READ_COMMITTED);
@@ -193,7 +197,9 @@ class PartitionTest {
         new PartitionState(0, 1, List.of(0, 1, 2), 2, 11), List.of(0, 1, 2), 2, NOW);
     DelayedProduce waiting =
         new DelayedProduce(
-            partition, partition.leaderEpoch(), partition.appendAsLeader(oneRecord(), (short) -1));
+            partition,
+            partition.leaderEpoch(),
+            partition.appendAsLeader(oneRecord(), (short) -1, AppendOrigin.CLIENT));
     waiting.tryComplete(partition.tp);
     assertThat(waiting.result()).isNotDone();
     return waiting;
@@ -213,7 +219,7 @@ class PartitionTest {
         .failsWithin(Duration.ZERO)
         .withThrowableOfType(ExecutionException.class)
         .withCauseInstanceOf(NotEnoughReplicasAfterAppendException.class);
-    assertThatThrownBy(() -> partition.appendAsLeader(oneRecord(), (short) -1))
+    assertThatThrownBy(() -> partition.appendAsLeader(oneRecord(), (short) -1, AppendOrigin.CLIENT))
         .isInstanceOf(NotEnoughReplicasException.class);
   }
 
