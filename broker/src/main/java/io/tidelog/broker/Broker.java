@@ -497,21 +497,14 @@ public final class Broker implements AutoCloseable {
             topicMetrics.retainTopics(image.topics().keySet());
           }
         });
+    TransactionVerifier transactionVerifier =
+        new TransactionVerifier(
+            transactions, metadata, vertx, peers, config.nodeId(), config.requestTimeoutMs());
     BrokerApis apis =
         new BrokerApis(
             new MetadataHandler(config, metadata, creator, authorization),
             new ProduceHandler(
-                replicas,
-                new TransactionVerifier(
-                    transactions,
-                    metadata,
-                    vertx,
-                    peers,
-                    config.nodeId(),
-                    config.requestTimeoutMs()),
-                topicMetrics,
-                authorization,
-                quotas.produce()),
+                replicas, transactionVerifier, topicMetrics, authorization, quotas.produce()),
             new FetchHandler(
                 replicas, topicMetrics, config.fetchMaxBytes(), authorization, quotas.fetch()),
             new OffsetsHandler(replicas, authorization),
@@ -520,7 +513,7 @@ public final class Broker implements AutoCloseable {
             new ProducerIdHandler(producerIds, transactions, authorization),
             new FindCoordinatorHandler(
                 config.groupConfig(), config.transactionConfig(), metadata, creator, authorization),
-            new GroupHandler(metadata, groups, authorization),
+            new GroupHandler(metadata, groups, transactionVerifier, authorization),
             new TransactionHandler(
                 transactions, metadata, config.groupConfig(), authorization, Time.SYSTEM),
             new ScramCredentialsHandler(metadata, metadataExecutor, authorization),

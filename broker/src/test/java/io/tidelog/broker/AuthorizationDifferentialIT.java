@@ -25,6 +25,8 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.AddOffsetsToTxnRequestData;
+import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
 import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData;
 import org.apache.kafka.common.message.CreateAclsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
@@ -36,12 +38,16 @@ import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
 import org.apache.kafka.common.message.DescribeProducersRequestData;
+import org.apache.kafka.common.message.DescribeTransactionsRequestData;
 import org.apache.kafka.common.message.DescribeUserScramCredentialsRequestData;
+import org.apache.kafka.common.message.EndTxnRequestData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListTransactionsRequestData;
+import org.apache.kafka.common.message.ListTransactionsResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
@@ -50,6 +56,10 @@ import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
+import org.apache.kafka.common.requests.AddOffsetsToTxnRequest;
+import org.apache.kafka.common.requests.AddOffsetsToTxnResponse;
+import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
+import org.apache.kafka.common.requests.AddPartitionsToTxnResponse;
 import org.apache.kafka.common.requests.AlterUserScramCredentialsRequest;
 import org.apache.kafka.common.requests.AlterUserScramCredentialsResponse;
 import org.apache.kafka.common.requests.CreateAclsRequest;
@@ -74,8 +84,12 @@ import org.apache.kafka.common.requests.DescribeGroupsRequest;
 import org.apache.kafka.common.requests.DescribeGroupsResponse;
 import org.apache.kafka.common.requests.DescribeProducersRequest;
 import org.apache.kafka.common.requests.DescribeProducersResponse;
+import org.apache.kafka.common.requests.DescribeTransactionsRequest;
+import org.apache.kafka.common.requests.DescribeTransactionsResponse;
 import org.apache.kafka.common.requests.DescribeUserScramCredentialsRequest;
 import org.apache.kafka.common.requests.DescribeUserScramCredentialsResponse;
+import org.apache.kafka.common.requests.EndTxnRequest;
+import org.apache.kafka.common.requests.EndTxnResponse;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.FindCoordinatorRequest;
@@ -88,6 +102,8 @@ import org.apache.kafka.common.requests.JoinGroupRequest;
 import org.apache.kafka.common.requests.JoinGroupResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.requests.ListTransactionsRequest;
+import org.apache.kafka.common.requests.ListTransactionsResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
@@ -99,6 +115,8 @@ import org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.TransactionResult;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitResponse;
 import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
 import org.apache.kafka.common.requests.WriteTxnMarkersResponse;
 import org.apache.kafka.common.resource.PatternType;
@@ -122,6 +140,8 @@ class AuthorizationDifferentialIT {
   private static final String ALICE = "User:alice";
   private static final String TOPIC = "t";
   private static final String GROUP = "g";
+  private static final String TX = "tx";
+  private static final long UNKNOWN_PRODUCER_ID = 4242L;
 
   @TempDir static Path kafkaDir;
   @TempDir static Path tidelogDir;
@@ -185,6 +205,9 @@ class AuthorizationDifferentialIT {
     tidelog = new Target("Tidelog", tidelogSasl, admin(tidelogPlain), 0);
     for (Target target : List.of(kafka, tidelog)) {
       target.admin().createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+      // __consumer_offsets exists (the admin's FindCoordinator creates it), as the transactional
+      // offset commits need it
+      target.admin().listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata().get();
     }
   }
 
@@ -499,6 +522,126 @@ class AuthorizationDifferentialIT {
             List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.IDEMPOTENT_WRITE)),
             initProducerId(),
             "NONE"));
+    AclBinding writeTx = allow(ResourceType.TRANSACTIONAL_ID, TX, AclOperation.WRITE);
+    AclBinding writeTopic = allow(ResourceType.TOPIC, TOPIC, AclOperation.WRITE);
+    cases.add(
+        new Case(
+            "find transaction coordinator, no ACL",
+            List.of(),
+            findTransactionCoordinator(),
+            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "find transaction coordinator, DESCRIBE",
+            List.of(allow(ResourceType.TRANSACTIONAL_ID, TX, AclOperation.DESCRIBE)),
+            findTransactionCoordinator(),
+            "NONE"));
+    cases.add(
+        new Case(
+            "transactional producer id, WRITE on the topic only",
+            List.of(writeTopic),
+            transactionalInitProducerId(),
+            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "transactional producer id, WRITE",
+            List.of(writeTx),
+            transactionalInitProducerId(),
+            "NONE"));
+    cases.add(
+        new Case(
+            "add partitions to a transaction, no ACL",
+            List.of(writeTopic),
+            addPartitionsToTxn(),
+            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "add partitions to a transaction, WRITE on the transactional id only",
+            List.of(writeTx),
+            addPartitionsToTxn(),
+            "TOPIC_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "add partitions to a transaction, WRITE",
+            List.of(writeTx, writeTopic),
+            addPartitionsToTxn(),
+            "INVALID_PRODUCER_ID_MAPPING"));
+    cases.add(
+        new Case(
+            "verify partitions of a transaction (v4), no CLUSTER_ACTION",
+            List.of(writeTx, writeTopic),
+            verifyPartitionsOfTxn(),
+            "CLUSTER_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "add offsets to a transaction, no ACL",
+            List.of(readGroup),
+            addOffsetsToTxn(),
+            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "add offsets to a transaction, WRITE on the transactional id only",
+            List.of(writeTx),
+            addOffsetsToTxn(),
+            "GROUP_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "add offsets to a transaction, WRITE and READ on the group",
+            List.of(writeTx, readGroup),
+            addOffsetsToTxn(),
+            "INVALID_PRODUCER_ID_MAPPING"));
+    cases.add(
+        new Case(
+            "end a transaction, no ACL",
+            List.of(),
+            endTxn(),
+            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "end a transaction, WRITE", List.of(writeTx), endTxn(), "INVALID_PRODUCER_ID_MAPPING"));
+    cases.add(
+        new Case(
+            "transactional offset commit, READ on group and topic only",
+            List.of(readGroup, readTopic),
+            txnOffsetCommit(),
+            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "transactional offset commit, WRITE on the transactional id only",
+            List.of(writeTx, readTopic),
+            txnOffsetCommit(),
+            "GROUP_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "transactional offset commit, no READ on the topic",
+            List.of(writeTx, readGroup),
+            txnOffsetCommit(),
+            "TOPIC_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "transactional offset commit, WRITE and READ",
+            List.of(writeTx, readGroup, readTopic),
+            txnOffsetCommit(),
+            "INVALID_PRODUCER_ID_MAPPING"));
+    cases.add(
+        new Case(
+            "describe transactions, no ACL",
+            List.of(),
+            describeTransactions(),
+            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "describe transactions, DESCRIBE",
+            List.of(allow(ResourceType.TRANSACTIONAL_ID, TX, AclOperation.DESCRIBE)),
+            describeTransactions(),
+            "NONE"));
+    cases.add(new Case("list transactions, no ACL", List.of(), listTransactions(), "NONE ids=[]"));
+    cases.add(
+        new Case(
+            "list transactions, DESCRIBE",
+            List.of(allow(ResourceType.TRANSACTIONAL_ID, TX, AclOperation.DESCRIBE)),
+            listTransactions(),
+            "NONE ids=[" + TX + "]"));
     cases.add(
         new Case(
             "create ACLs, no ACL",
@@ -1256,6 +1399,191 @@ class AuthorizationDifferentialIT {
                 return error[0] != Errors.COORDINATOR_LOAD_IN_PROGRESS;
               });
       return error[0].name();
+    };
+  }
+
+  /** Asked again while the coordinator is not ready to answer (it loads, or the topic is new). */
+  private static Errors untilCoordinatorReady(java.util.concurrent.Callable<Errors> ask) {
+    Errors[] error = {Errors.UNKNOWN_SERVER_ERROR};
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () -> {
+              error[0] = ask.call();
+              return error[0] != Errors.COORDINATOR_LOAD_IN_PROGRESS
+                  && error[0] != Errors.COORDINATOR_NOT_AVAILABLE
+                  && error[0] != Errors.NOT_COORDINATOR
+                  && error[0] != Errors.CONCURRENT_TRANSACTIONS;
+            });
+    return error[0];
+  }
+
+  private static Probe findTransactionCoordinator() {
+    return (alice, target) ->
+        untilCoordinatorReady(
+                () -> {
+                  FindCoordinatorResponse response =
+                      (FindCoordinatorResponse)
+                          alice.send(
+                              new FindCoordinatorRequest.Builder(
+                                      new FindCoordinatorRequestData()
+                                          .setKeyType((byte) 1)
+                                          .setCoordinatorKeys(List.of(TX)))
+                                  .build((short) 4));
+                  return Errors.forCode(response.data().coordinators().get(0).errorCode());
+                })
+            .name();
+  }
+
+  private static Probe transactionalInitProducerId() {
+    return (alice, target) ->
+        untilCoordinatorReady(
+                () -> {
+                  InitProducerIdResponse response =
+                      (InitProducerIdResponse)
+                          alice.send(
+                              new InitProducerIdRequest.Builder(
+                                      new InitProducerIdRequestData()
+                                          .setTransactionalId(TX)
+                                          .setTransactionTimeoutMs(60_000))
+                                  .build((short) 4));
+                  return Errors.forCode(response.data().errorCode());
+                })
+            .name();
+  }
+
+  private static Probe addPartitionsToTxn() {
+    return (alice, target) ->
+        untilCoordinatorReady(
+                () -> {
+                  AddPartitionsToTxnResponse response =
+                      (AddPartitionsToTxnResponse)
+                          alice.send(
+                              AddPartitionsToTxnRequest.Builder.forClient(
+                                      TX,
+                                      UNKNOWN_PRODUCER_ID,
+                                      (short) 0,
+                                      List.of(new TopicPartition(TOPIC, 0)))
+                                  .build((short) 3));
+                  return response
+                      .errors()
+                      .get(AddPartitionsToTxnResponse.V3_AND_BELOW_TXN_ID)
+                      .get(new TopicPartition(TOPIC, 0));
+                })
+            .name();
+  }
+
+  private static Probe verifyPartitionsOfTxn() {
+    return (alice, target) -> {
+      var topics = new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection();
+      topics.add(
+          new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic()
+              .setName(TOPIC)
+              .setPartitions(List.of(0)));
+      var transactions =
+          new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransactionCollection();
+      transactions.add(
+          new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction()
+              .setTransactionalId(TX)
+              .setProducerId(UNKNOWN_PRODUCER_ID)
+              .setProducerEpoch((short) 0)
+              .setVerifyOnly(true)
+              .setTopics(topics));
+      AddPartitionsToTxnResponse response =
+          (AddPartitionsToTxnResponse)
+              alice.send(
+                  AddPartitionsToTxnRequest.Builder.forBroker(transactions).build((short) 4));
+      return Errors.forCode(response.data().errorCode()).name();
+    };
+  }
+
+  private static Probe addOffsetsToTxn() {
+    return (alice, target) ->
+        untilCoordinatorReady(
+                () -> {
+                  AddOffsetsToTxnResponse response =
+                      (AddOffsetsToTxnResponse)
+                          alice.send(
+                              new AddOffsetsToTxnRequest.Builder(
+                                      new AddOffsetsToTxnRequestData()
+                                          .setTransactionalId(TX)
+                                          .setProducerId(UNKNOWN_PRODUCER_ID)
+                                          .setProducerEpoch((short) 0)
+                                          .setGroupId(GROUP))
+                                  .build((short) 3));
+                  return Errors.forCode(response.data().errorCode());
+                })
+            .name();
+  }
+
+  private static Probe endTxn() {
+    return (alice, target) ->
+        untilCoordinatorReady(
+                () -> {
+                  EndTxnResponse response =
+                      (EndTxnResponse)
+                          alice.send(
+                              new EndTxnRequest.Builder(
+                                      new EndTxnRequestData()
+                                          .setTransactionalId(TX)
+                                          .setProducerId(UNKNOWN_PRODUCER_ID)
+                                          .setProducerEpoch((short) 0)
+                                          .setCommitted(true),
+                                      false)
+                                  .build((short) 3));
+                  return Errors.forCode(response.data().errorCode());
+                })
+            .name();
+  }
+
+  private static Probe txnOffsetCommit() {
+    return (alice, target) ->
+        untilCoordinatorReady(
+                () -> {
+                  TxnOffsetCommitResponse response =
+                      (TxnOffsetCommitResponse)
+                          alice.send(
+                              new TxnOffsetCommitRequest.Builder(
+                                      TX,
+                                      GROUP,
+                                      UNKNOWN_PRODUCER_ID,
+                                      (short) 0,
+                                      Map.of(
+                                          new TopicPartition(TOPIC, 0),
+                                          new TxnOffsetCommitRequest.CommittedOffset(
+                                              1L, "", java.util.Optional.empty())),
+                                      false)
+                                  .build((short) 3));
+                  return response.errors().get(new TopicPartition(TOPIC, 0));
+                })
+            .name();
+  }
+
+  private static Probe describeTransactions() {
+    return (alice, target) -> {
+      DescribeTransactionsResponse response =
+          (DescribeTransactionsResponse)
+              alice.send(
+                  new DescribeTransactionsRequest.Builder(
+                          new DescribeTransactionsRequestData().setTransactionalIds(List.of(TX)))
+                      .build((short) 0));
+      return Errors.forCode(response.data().transactionStates().get(0).errorCode()).name();
+    };
+  }
+
+  private static Probe listTransactions() {
+    return (alice, target) -> {
+      ListTransactionsResponse response =
+          (ListTransactionsResponse)
+              alice.send(
+                  new ListTransactionsRequest.Builder(new ListTransactionsRequestData())
+                      .build((short) 1));
+      return Errors.forCode(response.data().errorCode()).name()
+          + " ids="
+          + response.data().transactionStates().stream()
+              .map(ListTransactionsResponseData.TransactionState::transactionalId)
+              .filter(id -> id.equals(TX))
+              .toList();
     };
   }
 

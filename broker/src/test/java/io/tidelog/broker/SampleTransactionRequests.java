@@ -24,9 +24,8 @@ import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
 /**
  * A valid request of every transaction API at any version, built by kafka-clients, for {@link
  * SampleRequests}: each about transactional id {@code <topic>-txn}, which no producer initialized,
- * so the coordinator answers INVALID_PRODUCER_ID_MAPPING or TRANSACTIONAL_ID_NOT_FOUND; a
- * TxnOffsetCommit of group {@code <topic>-txn-group} without member, which the group coordinator
- * takes (it asks no transaction coordinator, as in Kafka).
+ * so the coordinator answers INVALID_PRODUCER_ID_MAPPING or TRANSACTIONAL_ID_NOT_FOUND (a
+ * TxnOffsetCommit, of group {@code <topic>-txn-group}, through KIP-890's verification).
  */
 final class SampleTransactionRequests {
   private static final long PRODUCER_ID = 4343L;
@@ -101,7 +100,8 @@ final class SampleTransactionRequests {
     return switch (api) {
       // v4 and up answer per transaction, beside a top-level NONE
       case ADD_PARTITIONS_TO_TXN -> List.of(Errors.NONE, Errors.INVALID_PRODUCER_ID_MAPPING);
-      case ADD_OFFSETS_TO_TXN, END_TXN -> List.of(Errors.INVALID_PRODUCER_ID_MAPPING);
+      case ADD_OFFSETS_TO_TXN, END_TXN, TXN_OFFSET_COMMIT ->
+          List.of(Errors.INVALID_PRODUCER_ID_MAPPING);
       case DESCRIBE_TRANSACTIONS -> List.of(Errors.TRANSACTIONAL_ID_NOT_FOUND);
       default -> List.of(Errors.NONE);
     };

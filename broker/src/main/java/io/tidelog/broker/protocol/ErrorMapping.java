@@ -3,6 +3,8 @@ package io.tidelog.broker.protocol;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.RequestHeader;
@@ -60,5 +62,28 @@ final class ErrorMapping {
     return error == Errors.PRODUCER_FENCED && version < since
         ? Errors.INVALID_PRODUCER_EPOCH
         : error;
+  }
+
+  /**
+   * A failed KIP-890 verification ({@code TransactionVerifier}) as Kafka 4.1's leader answers it
+   * (transaction protocol 0 and 1): INVALID_TXN_STATE for a partition not in the transaction,
+   * NOT_ENOUGH_REPLICAS (which clients retry without a metadata refresh) when no coordinator could
+   * say, INVALID_PRODUCER_EPOCH for a fenced producer.
+   */
+  static ApiException unverified(Errors error) {
+    return switch (error) {
+      case INVALID_TXN_STATE, CLUSTER_AUTHORIZATION_FAILED ->
+          new InvalidTxnStateException("Partition was not added to the transaction");
+      case NETWORK_EXCEPTION,
+          COORDINATOR_LOAD_IN_PROGRESS,
+          COORDINATOR_NOT_AVAILABLE,
+          NOT_COORDINATOR,
+          CONCURRENT_TRANSACTIONS ->
+          new NotEnoughReplicasException(
+              "Unable to verify the partition has been added to the transaction. Underlying error: "
+                  + error);
+      case PRODUCER_FENCED -> Errors.INVALID_PRODUCER_EPOCH.exception();
+      default -> error.exception();
+    };
   }
 }

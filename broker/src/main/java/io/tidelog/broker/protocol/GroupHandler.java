@@ -12,6 +12,7 @@ import io.tidelog.broker.group.GroupCoordinator;
 import io.tidelog.broker.group.GroupCoordinator.FetchedOffsets;
 import io.tidelog.broker.group.GroupCoordinator.Leaving;
 import io.tidelog.broker.security.Authorization;
+import io.tidelog.broker.txn.TransactionVerifier;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -98,13 +99,18 @@ public final class GroupHandler {
 
   private final MetadataStore metadata;
   private final GroupCoordinator coordinator;
+  private final TransactionVerifier verifier;
   private final Authorization authorization;
 
   public GroupHandler(
-      MetadataStore metadata, GroupCoordinator coordinator, Authorization authorization) {
+      MetadataStore metadata,
+      GroupCoordinator coordinator,
+      TransactionVerifier verifier,
+      Authorization authorization) {
     this.authorization = authorization;
     this.metadata = metadata;
     this.coordinator = coordinator;
+    this.verifier = verifier;
   }
 
   CompletableFuture<JoinGroupResponse> joinGroup(RequestContext context, AbstractRequest request) {
@@ -334,15 +340,23 @@ public final class GroupHandler {
     CompletableFuture<Map<TopicPartition, Errors>> committed =
         offsets.isEmpty()
             ? CompletableFuture.completedFuture(Map.of())
-            : coordinator
-                .commitTransactionalOffsets(
-                    data.groupId(),
-                    data.producerId(),
-                    data.producerEpoch(),
-                    data.memberId(),
-                    data.groupInstanceId(),
-                    data.generationId(),
-                    offsets)
+            : verifyOffsetsPartition(data)
+                .thenCompose(
+                    error -> {
+                      if (error != Errors.NONE) {
+                        Map<TopicPartition, Errors> failed = new LinkedHashMap<>();
+                        offsets.keySet().forEach(tp -> failed.put(tp, error));
+                        return CompletableFuture.completedFuture(failed);
+                      }
+                      return coordinator.commitTransactionalOffsets(
+                          data.groupId(),
+                          data.producerId(),
+                          data.producerEpoch(),
+                          data.memberId(),
+                          data.groupInstanceId(),
+                          data.generationId(),
+                          offsets);
+                    })
                 .exceptionally(
                     e -> {
                       Errors error = ErrorMapping.errorOf(e, context.header);
@@ -356,6 +370,35 @@ public final class GroupHandler {
           results.forEach((tp, error) -> all.put(tp, ErrorMapping.fencedAs(error, version, 3)));
           return new TxnOffsetCommitResponse(0, all);
         });
+  }
+
+  /**
+   * KIP-890's check that the transaction has the group's partition of {@code __consumer_offsets}
+   * (AddOffsetsToTxn added it), as Kafka's group coordinator makes it before it writes; a failure
+   * is answered as the coordinator answers a failed write.
+   */
+  private CompletableFuture<Errors> verifyOffsetsPartition(TxnOffsetCommitRequestData data) {
+    TopicMetadata offsetsTopic = metadata.topic(GroupCoordinator.OFFSETS_TOPIC).orElse(null);
+    if (offsetsTopic == null) {
+      return CompletableFuture.completedFuture(Errors.NONE); // the coordinator: NOT_COORDINATOR
+    }
+    TopicPartition tp =
+        new TopicPartition(
+            GroupCoordinator.OFFSETS_TOPIC,
+            GroupCoordinator.partitionFor(data.groupId(), offsetsTopic.partitions()));
+    return verifier
+        .verify(data.transactionalId(), data.producerId(), data.producerEpoch(), Set.of(tp))
+        .thenApply(
+            errors -> {
+              Errors error = errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR);
+              if (error == Errors.NONE) {
+                return Errors.NONE;
+              }
+              Errors mapped = Errors.forException(ErrorMapping.unverified(error));
+              return mapped == Errors.NOT_ENOUGH_REPLICAS
+                  ? Errors.COORDINATOR_NOT_AVAILABLE
+                  : mapped;
+            });
   }
 
   private static OffsetCommitResponseData commitResponse(

@@ -13,9 +13,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
-import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.errors.InvalidTxnStateException;
-import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
@@ -126,7 +123,7 @@ public final class ProduceHandler {
                   error ->
                       error == Errors.NONE
                           ? replicas.append(tp, records, produce.acks(), produce.timeout())
-                          : CompletableFuture.failedFuture(unverified(error)))
+                          : CompletableFuture.failedFuture(ErrorMapping.unverified(error)))
               .handle(
                   (info, e) -> {
                     if (e != null) {
@@ -164,24 +161,6 @@ public final class ProduceHandler {
     return verifier
         .verify(transactionalId, batch.producerId(), batch.producerEpoch(), Set.of(tp))
         .thenApply(errors -> errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR));
-  }
-
-  /** A failed verification as Kafka 4.1's leader answers it (transaction protocol 0 and 1). */
-  private static ApiException unverified(Errors error) {
-    return switch (error) {
-      case INVALID_TXN_STATE, CLUSTER_AUTHORIZATION_FAILED ->
-          new InvalidTxnStateException("Partition was not added to the transaction");
-      case NETWORK_EXCEPTION,
-          COORDINATOR_LOAD_IN_PROGRESS,
-          COORDINATOR_NOT_AVAILABLE,
-          NOT_COORDINATOR,
-          CONCURRENT_TRANSACTIONS ->
-          new NotEnoughReplicasException(
-              "Unable to verify the partition has been added to the transaction. Underlying error: "
-                  + error);
-      case PRODUCER_FENCED -> Errors.INVALID_PRODUCER_EPOCH.exception();
-      default -> error.exception();
-    };
   }
 
   /** Whether some partition's first batch is transactional, as Kafka's RequestUtils checks. */
