@@ -147,6 +147,7 @@ public final class Broker implements AutoCloseable {
   private GroupCoordinator groups;
   private ProducerIds producerIds;
   private TransactionCoordinator transactions;
+  private TransactionVerifier transactionVerifier;
   private LogCleaner cleaner;
   private BrokerConfig cleanerConfig;
   private long cleanerTimer = -1;
@@ -497,7 +498,7 @@ public final class Broker implements AutoCloseable {
             topicMetrics.retainTopics(image.topics().keySet());
           }
         });
-    TransactionVerifier transactionVerifier =
+    transactionVerifier =
         new TransactionVerifier(
             transactions, metadata, vertx, peers, config.nodeId(), config.requestTimeoutMs());
     BrokerApis apis =
@@ -694,6 +695,9 @@ public final class Broker implements AutoCloseable {
       await(http.close());
     }
     quotas.metrics().close();
+    if (transactionVerifier != null) {
+      transactionVerifier.close();
+    }
     if (transactions != null) {
       transactions.close();
     }

@@ -345,27 +345,10 @@ public final class GroupCoordinator implements AutoCloseable {
                   group == null
                       ? generationId < 0 ? Errors.NONE : Errors.ILLEGAL_GENERATION
                       : group.validateOffsetCommit(memberId, groupInstanceId, generationId);
-              Map<TopicPartition, Errors> results = new LinkedHashMap<>();
-              List<SimpleRecord> records = new ArrayList<>();
-              List<OffsetEntry> entries = new ArrayList<>();
-              for (Map.Entry<TopicPartition, CommittedOffset> e : offsets.entrySet()) {
-                CommittedOffset offset = e.getValue();
-                if (error != Errors.NONE) {
-                  results.put(e.getKey(), error);
-                } else if (offset.metadata() != null
-                    && offset.metadata().length() > config.offsetMetadataMaxBytes()) {
-                  results.put(e.getKey(), Errors.OFFSET_METADATA_TOO_LARGE);
-                } else {
-                  CommittedOffset stored =
-                      new CommittedOffset(
-                          offset.offset(),
-                          offset.leaderEpoch(),
-                          offset.metadata() == null ? "" : offset.metadata(),
-                          nowMs);
-                  records.add(GroupRecords.offsetCommit(groupId, e.getKey(), stored, nowMs));
-                  entries.add(new OffsetEntry(groupId, e.getKey(), stored));
-                }
-              }
+              Commit commit = new Commit(groupId, offsets, error, nowMs);
+              Map<TopicPartition, Errors> results = commit.results;
+              List<SimpleRecord> records = commit.records;
+              List<OffsetEntry> entries = commit.entries;
               if (records.isEmpty()) {
                 return CompletableFuture.completedFuture(results);
               }
@@ -383,6 +366,37 @@ public final class GroupCoordinator implements AutoCloseable {
                       thread);
             })
         .thenCompose(Function.identity());
+  }
+
+  /**
+   * An offset commit's records, one per partition that passed its checks ({@code error}, which a
+   * whole commit fails with, and {@code offset.metadata.max.bytes}), and the errors of the others.
+   */
+  private final class Commit {
+    final Map<TopicPartition, Errors> results = new LinkedHashMap<>();
+    final List<SimpleRecord> records = new ArrayList<>();
+    final List<OffsetEntry> entries = new ArrayList<>();
+
+    Commit(String groupId, Map<TopicPartition, CommittedOffset> offsets, Errors error, long nowMs) {
+      for (Map.Entry<TopicPartition, CommittedOffset> e : offsets.entrySet()) {
+        CommittedOffset offset = e.getValue();
+        if (error != Errors.NONE) {
+          results.put(e.getKey(), error);
+        } else if (offset.metadata() != null
+            && offset.metadata().length() > config.offsetMetadataMaxBytes()) {
+          results.put(e.getKey(), Errors.OFFSET_METADATA_TOO_LARGE);
+        } else {
+          CommittedOffset stored =
+              new CommittedOffset(
+                  offset.offset(),
+                  offset.leaderEpoch(),
+                  offset.metadata() == null ? "" : offset.metadata(),
+                  nowMs);
+          records.add(GroupRecords.offsetCommit(groupId, e.getKey(), stored, nowMs));
+          entries.add(new OffsetEntry(groupId, e.getKey(), stored));
+        }
+      }
+    }
   }
 
   /**
@@ -443,27 +457,10 @@ public final class GroupCoordinator implements AutoCloseable {
                   error = Errors.NONE;
                 }
               }
-              Map<TopicPartition, Errors> results = new LinkedHashMap<>();
-              List<SimpleRecord> records = new ArrayList<>();
-              List<OffsetEntry> entries = new ArrayList<>();
-              for (Map.Entry<TopicPartition, CommittedOffset> e : offsets.entrySet()) {
-                CommittedOffset offset = e.getValue();
-                if (error != Errors.NONE) {
-                  results.put(e.getKey(), error);
-                } else if (offset.metadata() != null
-                    && offset.metadata().length() > config.offsetMetadataMaxBytes()) {
-                  results.put(e.getKey(), Errors.OFFSET_METADATA_TOO_LARGE);
-                } else {
-                  CommittedOffset stored =
-                      new CommittedOffset(
-                          offset.offset(),
-                          offset.leaderEpoch(),
-                          offset.metadata() == null ? "" : offset.metadata(),
-                          nowMs);
-                  records.add(GroupRecords.offsetCommit(groupId, e.getKey(), stored, nowMs));
-                  entries.add(new OffsetEntry(groupId, e.getKey(), stored));
-                }
-              }
+              Commit commit = new Commit(groupId, offsets, error, nowMs);
+              Map<TopicPartition, Errors> results = commit.results;
+              List<SimpleRecord> records = commit.records;
+              List<OffsetEntry> entries = commit.entries;
               if (records.isEmpty()) {
                 return CompletableFuture.completedFuture(results);
               }

@@ -686,9 +686,14 @@ public final class TransactionCoordinator implements AutoCloseable {
     };
   }
 
+  /** A failure's error code; one that is not Kafka's is a bug here, and logged. */
   private static Errors errorOf(Throwable failure) {
     Throwable cause = unwrap(failure);
-    return cause instanceof ApiException ? Errors.forException(cause) : Errors.UNKNOWN_SERVER_ERROR;
+    if (cause instanceof ApiException) {
+      return Errors.forException(cause);
+    }
+    LOG.error("The transaction coordinator failed unexpectedly", cause);
+    return Errors.UNKNOWN_SERVER_ERROR;
   }
 
   private static Throwable unwrap(Throwable failure) {
