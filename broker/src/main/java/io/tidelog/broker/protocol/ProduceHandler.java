@@ -5,6 +5,8 @@ import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.security.Authorization;
 import io.tidelog.broker.txn.TransactionVerifier;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,6 +48,9 @@ import org.apache.kafka.common.resource.ResourceType;
  * a fenced producer, NOT_ENOUGH_REPLICAS (which clients retry) when no coordinator could say.
  */
 public final class ProduceHandler {
+  private static final CompletableFuture<Errors> VERIFIED =
+      CompletableFuture.completedFuture(Errors.NONE);
+
   private final ReplicaManager replicas;
   private final TransactionVerifier verifier;
   private final TopicMetrics metrics;
@@ -82,6 +87,7 @@ public final class ProduceHandler {
     Predicate<String> writable = authorization.on(context, AclOperation.WRITE, ResourceType.TOPIC);
     boolean validAcks = produce.acks() == -1 || produce.acks() == 0 || produce.acks() == 1;
     List<CompletableFuture<Void>> appends = new ArrayList<>();
+    List<Accepted> accepted = new ArrayList<>();
     Map<String, TopicProduceResponse> topicResponses = new LinkedHashMap<>();
     for (Map.Entry<TopicPartition, PartitionProduceData> entry : partitions(produce).entrySet()) {
       TopicPartition tp = entry.getKey();
@@ -113,12 +119,17 @@ public final class ProduceHandler {
         metrics.produceFailed(tp.topic());
         continue;
       }
-      CompletableFuture<Errors> verified =
-          transactional && isTransactional(records)
-              ? verify(produce.transactionalId(), records.batches().iterator().next(), tp)
-              : CompletableFuture.completedFuture(Errors.NONE);
+      accepted.add(new Accepted(tp, records, response));
+    }
+    Map<TopicPartition, CompletableFuture<Errors>> verified =
+        transactional ? verify(produce.transactionalId(), accepted) : Map.of();
+    for (Accepted partition : accepted) {
+      TopicPartition tp = partition.tp();
+      MemoryRecords records = partition.records();
+      PartitionProduceResponse response = partition.response();
       appends.add(
           verified
+              .getOrDefault(tp, VERIFIED)
               .thenCompose(
                   error ->
                       error == Errors.NONE
@@ -155,13 +166,42 @@ public final class ProduceHandler {
         .thenApply(v -> new ProduceResponse(data.setThrottleTimeMs(throttleMs)));
   }
 
-  /** Asks the transaction's coordinator whether it has {@code tp} (KIP-890). */
-  private CompletableFuture<Errors> verify(
-      String transactionalId, RecordBatch batch, TopicPartition tp) {
-    return verifier
-        .verify(transactionalId, batch.producerId(), batch.producerEpoch(), Set.of(tp))
-        .thenApply(errors -> errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR));
+  /**
+   * Asks the transaction's coordinator whether it has the partitions of transactional records
+   * (KIP-890), in one question per producer id and epoch (a request normally has one).
+   */
+  private Map<TopicPartition, CompletableFuture<Errors>> verify(
+      String transactionalId, List<Accepted> accepted) {
+    Map<ProducerEpoch, Set<TopicPartition>> byProducer = new HashMap<>();
+    for (Accepted partition : accepted) {
+      if (isTransactional(partition.records())) {
+        RecordBatch batch = partition.records().batches().iterator().next();
+        byProducer
+            .computeIfAbsent(
+                new ProducerEpoch(batch.producerId(), batch.producerEpoch()), k -> new HashSet<>())
+            .add(partition.tp());
+      }
+    }
+    Map<TopicPartition, CompletableFuture<Errors>> verified = new HashMap<>();
+    byProducer.forEach(
+        (producer, tps) -> {
+          CompletableFuture<Map<TopicPartition, Errors>> answer =
+              verifier.verify(transactionalId, producer.id(), producer.epoch(), tps);
+          tps.forEach(
+              tp ->
+                  verified.put(
+                      tp,
+                      answer.thenApply(
+                          errors -> errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR))));
+        });
+    return verified;
   }
+
+  private record ProducerEpoch(long id, short epoch) {}
+
+  /** A partition that passed the request's checks, to append. */
+  private record Accepted(
+      TopicPartition tp, MemoryRecords records, PartitionProduceResponse response) {}
 
   /** Whether some partition's first batch is transactional, as Kafka's RequestUtils checks. */
   private static boolean hasTransactionalRecords(ProduceRequest produce) {
