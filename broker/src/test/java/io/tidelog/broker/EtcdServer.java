@@ -162,13 +162,21 @@ public final class EtcdServer implements AutoCloseable {
   }
 
   /**
-   * A free loopback port below Linux's ephemeral range (32768 and up), so that no outgoing
-   * connection can take it as its local port before the process that was given it binds it.
+   * Ports handed out: two picks a moment apart must differ, as a test binds them later (two of a
+   * broker's servers on one port share it in Vert.x, which hands connections to either).
    */
-  static int freePort() throws IOException {
+  private static final java.util.Set<Integer> HANDED_OUT = new java.util.HashSet<>();
+
+  /**
+   * A free loopback port below Linux's ephemeral range (32768 and up), so that no outgoing
+   * connection can take it as its local port before the process that was given it binds it; never
+   * one handed out before in this JVM.
+   */
+  static synchronized int freePort() throws IOException {
     for (int attempt = 0; attempt < 100; attempt++) {
       int port = 20_000 + ThreadLocalRandom.current().nextInt(12_000);
-      if (isFree(port)) {
+      if (!HANDED_OUT.contains(port) && isFree(port)) {
+        HANDED_OUT.add(port);
         return port;
       }
     }

@@ -755,6 +755,7 @@ public final class BrokerConfig {
     BrokerConfig config = new BrokerConfig(values, Map.copyOf(topicDefaults), Map.copyOf(raw));
     config.queuedMaxRequestBytes(); // refuses a budget the largest request cannot fit in
     config.listeners().bound().forEach(config::security); // refuses what does not add up
+    config.checkHttpPortApart();
     config.authorizerConfigs();
     config.etcd();
     return config;
@@ -1049,6 +1050,20 @@ public final class BrokerConfig {
         (Integer) values.get(TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS),
         (Integer) values.get(TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS),
         requestTimeoutMs());
+  }
+
+  /**
+   * Refuses an HTTP port that a listener binds too: Vert.x would share the port between the two
+   * servers and hand each new connection to either of them.
+   */
+  private void checkHttpPortApart() {
+    int http = httpPort();
+    for (Listener listener : listeners().bound()) {
+      if (http != 0 && listener.port() == http) {
+        throw new ConfigException(
+            HTTP_PORT, http, "listener " + listener.name() + " binds this port already");
+      }
+    }
   }
 
   public int httpPort() {

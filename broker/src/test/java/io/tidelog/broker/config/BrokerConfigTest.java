@@ -56,6 +56,21 @@ class BrokerConfigTest {
   }
 
   @Test
+  void anHttpPortThatAListenerBindsIsRefused() {
+    ConfigException shared =
+        assertThrows(
+            ConfigException.class,
+            () ->
+                BrokerConfig.parse(
+                    Map.of(
+                        "node.id", "0",
+                        "log.dirs", "/d",
+                        "listeners", "PLAINTEXT://127.0.0.1:9092",
+                        "tidelog.http.port", "9092")));
+    assertThat(shared.getMessage()).contains("tidelog.http.port").contains("PLAINTEXT");
+  }
+
+  @Test
   void unknownKeysAndInvalidValuesAreRefusedByName() {
     ConfigException unknown =
         assertThrows(
