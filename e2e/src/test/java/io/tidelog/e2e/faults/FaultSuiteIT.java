@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.tidelog.e2e.faults.History.Fault;
 import io.tidelog.e2e.faults.History.Send;
+import io.tidelog.e2e.faults.History.Transaction.Outcome;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,6 +41,8 @@ class FaultSuiteIT {
   private static final int RATE_PER_PRODUCER = 60;
   private static final int ASSIGN_READERS = 2;
   private static final int GROUP_READERS = 2;
+  private static final int TRANSACTORS = 2;
+  private static final int TRANSACTION_PARTITIONS = 4;
   private static final long CI_FAULT_SECONDS = 180;
   private static final Map<String, String> BROKER_CONFIG =
       Map.of(
@@ -72,57 +75,19 @@ class FaultSuiteIT {
     System.out.printf("fault suite: %s listeners%n", protocol.toUpperCase(Locale.ROOT));
 
     History history = new History();
+    History transactions = new History();
     List<String> log = new ArrayList<>();
-    // written even when the run fails midway, so that a failure leaves its evidence
+    boolean[] transactionsEnded = {false};
+    Path transactionsFile = dir.resolve("history-transactions.json");
+    // both written even when the run fails midway, so that a failure leaves its evidence
     history.writtenAfter(
         dir.resolve("history.json"),
-        () -> {
-          try (FaultCluster cluster =
-                  FaultCluster.start(dir, BROKERS, 128, BROKER_CONFIG, security);
-              Workload workload =
-                  new Workload(
-                      cluster.bootstrap(),
-                      security == null ? Map.of() : security.clientConfig(),
-                      history,
-                      PARTITIONS)) {
-            workload.createTopic();
-            workload.awaitInSync();
-            workload.start(
-                PRODUCERS,
-                RATE_PER_PRODUCER,
-                ASSIGN_READERS,
-                GROUP_READERS,
-                Duration.ofMinutes(minutes + 20));
-            Thread.sleep(5_000);
-            Nemesis nemesis = new Nemesis(cluster, history, random, workload);
-            // CI: every kind once, then a second round, in the seed's order, while 3 minutes last.
-            long budget = minutes == 0 ? CI_FAULT_SECONDS : TimeUnit.MINUTES.toSeconds(minutes);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(budget);
-            List<Nemesis.Kind> schedule = schedule(random);
-            for (int i = 0; i < 10_000; i++) {
-              boolean inTime = System.nanoTime() < deadline;
-              if (minutes == 0 ? i >= schedule.size() || i >= kinds().size() && !inTime : !inTime) {
-                break;
-              }
-              Nemesis.Kind kind =
-                  minutes == 0 ? schedule.get(i) : kinds().get(random.nextInt(kinds().size()));
-              // From well below the broker session (6 s) and the replica lag time (10 s) to well
-              // above.
-              Duration hold = Duration.ofMillis(3_000 + random.nextInt(11_000));
-              String target = nemesis.inject(kind, hold);
-              Duration recovery = workload.awaitInSync();
-              log.add(
-                  String.format(
-                      "%-22s %-24s held %4.1f s, in sync %4.1f s after",
-                      kind, target, hold.toMillis() / 1e3, recovery.toMillis() / 1e3));
-              Thread.sleep(1_000);
-            }
-            workload.stopProducers();
-            workload.awaitInSync();
-            workload.drain(Duration.ofSeconds(60), ASSIGN_READERS);
-            workload.finalRead(Duration.ofSeconds(60));
-          }
-        });
+        () ->
+            transactions.writtenAfter(
+                transactionsFile,
+                () ->
+                    transactionsEnded[0] =
+                        run(dir, security, random, minutes, history, transactions, log)));
 
     Checker.Result result = Checker.check(history);
     List<Send> sends = history.all(Send.class);
@@ -139,8 +104,81 @@ class FaultSuiteIT {
         Unavailability.report(history, PARTITIONS),
         result.count(),
         result.summary());
+    TransactionChecker.Result transactional = TransactionChecker.check(transactions);
+    System.out.printf(
+        "transactional workload (%s), anomalies: %d%n%s",
+        transactionsFile, transactional.count(), transactional.summary());
     assertThat(sends.stream().filter(Send::acked).count()).as("acknowledged sends").isPositive();
     assertThat(result.count()).as("anomalies:%n%s", result.summary()).isZero();
+    assertThat(transactional.outcomes().getOrDefault(Outcome.COMMITTED, 0))
+        .as("committed transactions")
+        .isPositive();
+    assertThat(transactionsEnded[0])
+        .as("every transaction ended: a read_committed read from the start reached the end")
+        .isTrue();
+    assertThat(transactional.count())
+        .as("transactional anomalies:%n%s", transactional.summary())
+        .isZero();
+  }
+
+  /**
+   * Runs both workloads under the faults, then reads what they wrote; whether the transactional
+   * workload's final read reached the end of every partition.
+   */
+  private static boolean run(
+      Path dir,
+      FaultSecurity security,
+      Random random,
+      long minutes,
+      History history,
+      History transactions,
+      List<String> log)
+      throws Exception {
+    Map<String, Object> clientConfig = security == null ? Map.of() : security.clientConfig();
+    try (FaultCluster cluster = FaultCluster.start(dir, BROKERS, 128, BROKER_CONFIG, security);
+        Workload workload = new Workload(cluster.bootstrap(), clientConfig, history, PARTITIONS);
+        TransactionalWorkload transactional =
+            new TransactionalWorkload(
+                cluster.bootstrap(), clientConfig, transactions, TRANSACTION_PARTITIONS)) {
+      workload.createTopic();
+      transactional.createTopic();
+      workload.awaitInSync();
+      Duration limit = Duration.ofMinutes(minutes + 20);
+      workload.start(PRODUCERS, RATE_PER_PRODUCER, ASSIGN_READERS, GROUP_READERS, limit);
+      transactional.start(TRANSACTORS, random.nextLong(), limit);
+      Thread.sleep(5_000);
+      Nemesis nemesis = new Nemesis(cluster, history, random, workload);
+      // CI: every kind once, then a second round, in the seed's order, while 3 minutes last.
+      long budget = minutes == 0 ? CI_FAULT_SECONDS : TimeUnit.MINUTES.toSeconds(minutes);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(budget);
+      List<Nemesis.Kind> schedule = schedule(random);
+      for (int i = 0; i < 10_000; i++) {
+        boolean inTime = System.nanoTime() < deadline;
+        if (minutes == 0 ? i >= schedule.size() || i >= kinds().size() && !inTime : !inTime) {
+          break;
+        }
+        Nemesis.Kind kind =
+            minutes == 0 ? schedule.get(i) : kinds().get(random.nextInt(kinds().size()));
+        // From well below the broker session (6 s) and the replica lag time (10 s) to well above.
+        Duration hold = Duration.ofMillis(3_000 + random.nextInt(11_000));
+        String target = nemesis.inject(kind, hold);
+        Duration recovery = workload.awaitInSync();
+        log.add(
+            String.format(
+                "%-22s %-24s held %4.1f s, in sync %4.1f s after",
+                kind, target, hold.toMillis() / 1e3, recovery.toMillis() / 1e3));
+        Thread.sleep(1_000);
+      }
+      workload.stopProducers();
+      transactional.stop();
+      workload.awaitInSync();
+      workload.drain(Duration.ofSeconds(60), ASSIGN_READERS);
+      workload.finalRead(Duration.ofSeconds(60));
+      // the transactions' timeout (10 s) included: one a producer left open is aborted by then
+      boolean ended = transactional.finalRead(Duration.ofSeconds(90));
+      transactional.readCommittedOffsets(TRANSACTORS);
+      return ended;
+    }
   }
 
   /** The kinds {@code -Dtidelog.faults.kinds=A,B} names, or all. */

@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  */
 final class History {
   /** One operation. */
-  sealed interface Op permits Send, Read, Reset, Committed, Fault {}
+  sealed interface Op permits Send, Read, Reset, Committed, Fault, Transaction {}
 
   /**
    * A produce call and how it ended: {@code acked} with the offset the broker gave, or not (an
@@ -41,6 +41,32 @@ final class History {
 
   /** The group's committed offset for a partition, as the brokers reported it at {@code time}. */
   record Committed(String group, long time, int partition, long offset) implements Op {}
+
+  /**
+   * A transaction of the transactional workload: the values it sent (value to partition), the
+   * values it read, the offsets it committed for its client's group (partition to offset), and how
+   * it ended.
+   */
+  record Transaction(
+      String client,
+      String id,
+      long invoked,
+      long completed,
+      Outcome outcome,
+      Map<String, Integer> writes,
+      List<String> reads,
+      Map<Integer, Long> offsets,
+      String error)
+      implements Op {
+    enum Outcome {
+      /** {@code commitTransaction} returned. */
+      COMMITTED,
+      /** No commit was asked for, or an abort succeeded: none of its writes may be read. */
+      ABORTED,
+      /** A commit was asked for and failed: all of its writes or none. */
+      UNKNOWN
+    }
+  }
 
   /** A fault: injected at {@code start}, healed at {@code end}. */
   record Fault(String kind, String target, long start, long end) implements Op {}
