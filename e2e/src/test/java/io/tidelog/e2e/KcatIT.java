@@ -1,12 +1,16 @@
 package io.tidelog.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -125,5 +129,83 @@ class KcatIT {
     assertThat(all.output().lines().toList()).isEqualTo(lines);
     DevCluster.Result tail = kcat("-C", "-t", "kcat-snappy", "-o", "-10", "-e", "-q");
     assertThat(tail.output().lines().toList()).isEqualTo(lines.subList(90, 100));
+  }
+
+  @Test
+  void transactionalProducerCommitsAndAKilledOnesTransactionIsAbortedAtItsTimeout()
+      throws Exception {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      admin.createTopics(List.of(new NewTopic("kcat-txn", 1, (short) 1))).all().get();
+    }
+    String[] readCommitted = {
+      "-C", "-t", "kcat-txn", "-o", "beginning", "-e", "-q", "-X", "isolation.level=read_committed"
+    };
+    // Given 50 lines that kcat produced in one transaction, committed when its input ended
+    List<String> committed = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      committed.add("committed-" + i);
+    }
+    DevCluster.Result produced =
+        kcat(
+            Files.write(dir.resolve("committed.txt"), committed),
+            "-P",
+            "-t",
+            "kcat-txn",
+            "-X",
+            "transactional.id=kcat-committer");
+    assertThat(produced.exitCode()).as("kcat: %s", produced.errors()).isZero();
+    assertThat(kcat(readCommitted).output().lines().toList()).isEqualTo(committed);
+
+    // When another kcat, whose input has not ended, has sent 1,000 lines in its transaction (it
+    // sends what it has read once it holds more than a line) and is killed with SIGKILL
+    List<String> command =
+        List.of(
+            "kcat",
+            "-b",
+            bootstrap,
+            "-P",
+            "-t",
+            "kcat-txn",
+            "-X",
+            "transactional.id=kcat-killed",
+            "-X",
+            "transaction.timeout.ms=5000",
+            "-X",
+            "message.timeout.ms=5000");
+    Process open = new ProcessBuilder(command).redirectErrorStream(true).start();
+    try {
+      byte[] line = ("open-" + "x".repeat(1_000) + "\n").getBytes(StandardCharsets.US_ASCII);
+      for (int i = 0; i < 2_000; i++) {
+        open.getOutputStream().write(line);
+      }
+      open.getOutputStream().flush();
+      String[] readUncommitted = readCommitted.clone();
+      readUncommitted[readUncommitted.length - 1] = "isolation.level=read_uncommitted";
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> kcat(readUncommitted).output().lines().count() >= 1_050);
+    } finally {
+      open.destroyForcibly();
+      assertThat(open.waitFor(60, TimeUnit.SECONDS)).as("kcat killed").isTrue();
+    }
+
+    // Then read_committed consumers see none of them, before the coordinator aborts the
+    // transaction at its timeout (5 s) and after, when what was committed later shows
+    assertThat(kcat(readCommitted).output().lines().toList()).isEqualTo(committed);
+    DevCluster.Result later =
+        kcat(
+            Files.write(dir.resolve("later.txt"), List.of("later")),
+            "-P",
+            "-t",
+            "kcat-txn",
+            "-X",
+            "transactional.id=kcat-committer");
+    assertThat(later.exitCode()).as("kcat: %s", later.errors()).isZero();
+    List<String> expected = new ArrayList<>(committed);
+    expected.add("later");
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> kcat(readCommitted).output().lines().toList(), expected::equals);
   }
 }
