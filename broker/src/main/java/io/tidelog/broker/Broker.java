@@ -655,6 +655,7 @@ public final class Broker implements AutoCloseable {
             registration,
             logManager,
             groups,
+            transactions,
             leaderOffsets,
             config.metricsPartitionEnable()));
   }

@@ -128,7 +128,8 @@ class ArchitectureTest {
   static final ArchRule txnLayer = layer("txn", "log", "config", "cluster", "network", "replica");
 
   @ArchTest
-  static final ArchRule metricsLayer = layer("metrics", "log", "cluster", "replica", "group");
+  static final ArchRule metricsLayer =
+      layer("metrics", "log", "cluster", "replica", "group", "txn");
 
   @ArchTest
   static final ArchRule protocolLayer =

@@ -149,6 +149,11 @@ class TransactionsIT {
     assertThat(admin.listTransactions().all().get(30, TimeUnit.SECONDS))
         .extracting(TransactionListing::transactionalId)
         .contains("basic");
+    Scrape scrape = Scrape.of(broker.httpPort);
+    assertThat(scrape.value("tidelog_transactions_completed_total", "result", "commit"))
+        .isGreaterThanOrEqualTo(2);
+    assertThat(scrape.value("tidelog_transactions", "state", "CompleteCommit"))
+        .isGreaterThanOrEqualTo(1);
   }
 
   @Test
@@ -160,6 +165,12 @@ class TransactionsIT {
       zombie.initTransactions();
       zombie.beginTransaction();
       zombie.send(new ProducerRecord<>("txn-fence", "from-the-zombie")).get(30, TimeUnit.SECONDS);
+      // its open transaction holds read_committed consumers back by the one record
+      Scrape open = Scrape.of(broker.httpPort);
+      assertThat(
+              open.value("tidelog_last_stable_offset_lag", "topic", "txn-fence", "partition", "0"))
+          .isEqualTo(1.0);
+      assertThat(open.value("tidelog_transactions", "state", "Ongoing")).isGreaterThanOrEqualTo(1);
 
       successor.initTransactions();
       successor.beginTransaction();
@@ -175,6 +186,8 @@ class TransactionsIT {
   void theCoordinatorAbortsATransactionPastItsTimeoutSoThatReadCommittedConsumersMoveOn()
       throws Exception {
     createTopic("txn-timeout", 1);
+    double timedOutBefore =
+        Scrape.of(broker.httpPort).value("tidelog_transactions_timed_out_total");
     try (KafkaProducer<String, String> abandoned = producer("abandoned", 1_000);
         KafkaProducer<String, String> other = producer("other", 60_000)) {
       abandoned.initTransactions();
@@ -197,6 +210,14 @@ class TransactionsIT {
               state -> state == TransactionState.COMPLETE_ABORT);
       assertThat(readAll("txn-timeout", "read_committed", 1)).containsExactly("after-it");
       assertThrows(ProducerFencedException.class, abandoned::commitTransaction);
+      Scrape after = Scrape.of(broker.httpPort);
+      assertThat(after.value("tidelog_transactions_timed_out_total")).isGreaterThan(timedOutBefore);
+      assertThat(after.value("tidelog_transactions_completed_total", "result", "abort"))
+          .isGreaterThanOrEqualTo(1);
+      assertThat(
+              after.value(
+                  "tidelog_last_stable_offset_lag", "topic", "txn-timeout", "partition", "0"))
+          .isZero();
     }
   }
 

@@ -17,10 +17,13 @@ import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.replica.ReplicaStatus;
+import io.tidelog.broker.txn.TransactionCoordinator;
+import io.tidelog.broker.txn.TransactionCoordinator.TransactionListing;
 import java.io.IOException;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -30,18 +33,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import org.apache.kafka.coordinator.transaction.TransactionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * What the broker's state says at scrape time: the replicas here and their health, the controller,
- * the etcd session, the log directories, and the lag of the groups this broker coordinates. One
- * snapshot of each source per scrape, so the families agree with each other.
+ * the etcd session, the log directories, the lag of the groups and the transactions this broker
+ * coordinates. One snapshot of each source per scrape, so the families agree with each other.
  *
  * <p>Per-partition series ({@code tidelog_log_*_offset}, {@code tidelog_log_size_bytes}, {@code
- * tidelog_consumer_group_lag}) are left out when {@code tidelog.metrics.partition.enable} is false;
- * their per-topic sums stay. Runs on the scrape's worker thread: it waits, bounded, for the storage
- * shards and the coordinators to answer.
+ * tidelog_last_stable_offset_lag}, {@code tidelog_consumer_group_lag}) are left out when {@code
+ * tidelog.metrics.partition.enable} is false; their per-topic sums stay. Runs on the scrape's
+ * worker thread: it waits, bounded, for the storage shards and the coordinators to answer.
  */
 public final class BrokerCollector implements MultiCollector {
   private static final Logger LOG = LoggerFactory.getLogger(BrokerCollector.class);
@@ -53,6 +57,7 @@ public final class BrokerCollector implements MultiCollector {
   private final BrokerRegistration registration;
   private final LogManager logManager;
   private final GroupCoordinator groups;
+  private final TransactionCoordinator transactions;
   private final LeaderOffsets leaderOffsets;
   private final boolean perPartition;
 
@@ -63,6 +68,7 @@ public final class BrokerCollector implements MultiCollector {
       BrokerRegistration registration,
       LogManager logManager,
       GroupCoordinator groups,
+      TransactionCoordinator transactions,
       LeaderOffsets leaderOffsets,
       boolean perPartition) {
     this.replicas = replicas;
@@ -71,6 +77,7 @@ public final class BrokerCollector implements MultiCollector {
     this.registration = registration;
     this.logManager = logManager;
     this.groups = groups;
+    this.transactions = transactions;
     this.leaderOffsets = leaderOffsets;
     this.perPartition = perPartition;
   }
@@ -81,6 +88,7 @@ public final class BrokerCollector implements MultiCollector {
     // Both asked at once: the shards and the partition leaders answer in parallel
     CompletableFuture<List<ReplicaStatus>> replicaStatuses = replicas.replicaStatuses();
     CompletableFuture<List<PartitionLag>> groupLags = groups.lag(leaderOffsets::highWatermarks);
+    CompletableFuture<List<TransactionListing>> listings = transactions.list();
     List<ReplicaStatus> statuses = await(replicaStatuses, "replica states");
     if (statuses != null) {
       addReplicas(out, statuses);
@@ -88,6 +96,10 @@ public final class BrokerCollector implements MultiCollector {
     List<PartitionLag> lags = await(groupLags, "group lag");
     if (lags != null) {
       addLag(out, lags);
+    }
+    List<TransactionListing> listed = await(listings, "transactions");
+    if (listed != null) {
+      addTransactions(out, listed);
     }
     boolean active = controller.isActive();
     out.metricSnapshot(
@@ -186,6 +198,13 @@ public final class BrokerCollector implements MultiCollector {
               "tidelog_log_end_offset",
               "The offset after the log's last record (LEO)",
               ReplicaStatus::logEndOffset));
+      out.metricSnapshot(
+          perReplica(
+              statuses.stream().filter(ReplicaStatus::isLeader).toList(),
+              "tidelog_last_stable_offset_lag",
+              "Leaders: the high watermark minus the last stable offset, the records that"
+                  + " read_committed consumers wait for while transactions are open",
+              r -> Math.max(0, r.highWatermark() - r.lastStableOffset())));
     }
   }
 
@@ -202,6 +221,32 @@ public final class BrokerCollector implements MultiCollector {
               String.valueOf(r.tp().partition())));
     }
     return gauge.build();
+  }
+
+  private void addTransactions(MetricSnapshots.Builder out, List<TransactionListing> listed) {
+    Map<TransactionState, Long> byState = new EnumMap<>(TransactionState.class);
+    for (TransactionState state : TransactionState.values()) {
+      byState.put(state, 0L);
+    }
+    listed.forEach(txn -> byState.merge(txn.state(), 1L, Long::sum));
+    GaugeSnapshot.Builder states =
+        GaugeSnapshot.builder()
+            .name("tidelog_transactions")
+            .help("Transactional ids this broker coordinates, per state of their transaction");
+    byState.forEach((state, count) -> states.dataPoint(point(count, "state", state.stateName())));
+    out.metricSnapshot(states.build());
+    out.metricSnapshot(
+        CounterSnapshot.builder()
+            .name("tidelog_transactions_completed")
+            .help("Transactions this coordinator completed, their markers written, per result")
+            .dataPoint(counterPoint(transactions.committedTransactions(), "result", "commit"))
+            .dataPoint(counterPoint(transactions.abortedTransactions(), "result", "abort"))
+            .build());
+    out.metricSnapshot(
+        counter(
+            "tidelog_transactions_timed_out",
+            "Transactions this coordinator aborted because they ran past their timeout",
+            transactions.timedOutTransactions()));
   }
 
   private void addLag(MetricSnapshots.Builder out, List<PartitionLag> lags) {
@@ -295,6 +340,10 @@ public final class BrokerCollector implements MultiCollector {
         .help(help)
         .dataPoint(CounterDataPointSnapshot.builder().value(value).build())
         .build();
+  }
+
+  private static CounterDataPointSnapshot counterPoint(double value, String... labels) {
+    return CounterDataPointSnapshot.builder().value(value).labels(Labels.of(labels)).build();
   }
 
   private static GaugeDataPointSnapshot point(double value, String... labels) {

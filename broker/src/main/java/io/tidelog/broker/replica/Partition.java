@@ -213,6 +213,7 @@ final class Partition {
         log.logStartOffset(),
         highWatermark,
         log.logEndOffset(),
+        log.lastStableOffset(),
         log.sizeInBytes(),
         log.dir().getParent().toString());
   }

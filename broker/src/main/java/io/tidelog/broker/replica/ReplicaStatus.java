@@ -9,6 +9,8 @@ import org.apache.kafka.common.TopicPartition;
  * @param leader the partition's leader by the metadata, or -1 when it has none
  * @param replicas the partition's assigned replicas
  * @param minInsyncReplicas the topic's {@code min.insync.replicas}
+ * @param lastStableOffset the log's last stable offset: {@code read_committed} consumers read below
+ *     it; the high watermark, or the first offset of a transaction not yet ended
  * @param sizeBytes the size of the replica's log on disk
  * @param logDir the absolute path of the log directory that holds it (one of {@code log.dirs})
  */
@@ -23,6 +25,7 @@ public record ReplicaStatus(
     long logStartOffset,
     long highWatermark,
     long logEndOffset,
+    long lastStableOffset,
     long sizeBytes,
     String logDir) {
 

@@ -24,6 +24,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
@@ -111,6 +112,10 @@ public final class TransactionCoordinator implements AutoCloseable {
    * The {@code __transaction_state} partitions led here, by partition; on the coordinator thread.
    */
   private final Map<Integer, TransactionPartition> partitions = new HashMap<>();
+
+  private final LongAdder committed = new LongAdder();
+  private final LongAdder aborted = new LongAdder();
+  private final LongAdder timedOut = new LongAdder();
 
   public TransactionCoordinator(
       TransactionConfig config,
@@ -523,6 +528,8 @@ public final class TransactionCoordinator implements AutoCloseable {
             error -> {
               if (error == Errors.NONE) {
                 LOG.debug("{} is {}", txn.transactionalId, complete.txnState());
+                (complete.txnState() == TransactionState.COMPLETE_COMMIT ? committed : aborted)
+                    .increment();
               } else if (error == Errors.COORDINATOR_NOT_AVAILABLE && owns(part)) {
                 timer.schedule(
                     () ->
@@ -540,6 +547,21 @@ public final class TransactionCoordinator implements AutoCloseable {
                 LOG.info("Completing {} failed: {}", txn.transactionalId, error);
               }
             });
+  }
+
+  /** Transactions this coordinator completed with their commit markers written, since start. */
+  public long committedTransactions() {
+    return committed.sum();
+  }
+
+  /** Transactions this coordinator completed with their abort markers written, since start. */
+  public long abortedTransactions() {
+    return aborted.sum();
+  }
+
+  /** Transactions this coordinator began to abort because they ran past their timeout. */
+  public long timedOutTransactions() {
+    return timedOut.sum();
   }
 
   /** DescribeTransactions: the id's state, or null when no such id is kept here. */
@@ -602,7 +624,9 @@ public final class TransactionCoordinator implements AutoCloseable {
           endTransaction(part, txn, fence.producerId(), fence.producerEpoch(), false, false)
               .thenAccept(
                   error -> {
-                    if (error != Errors.NONE) {
+                    if (error == Errors.NONE) {
+                      timedOut.increment();
+                    } else {
                       LOG.info("Aborting {} failed: {}", txn.transactionalId, error);
                     }
                   });
