@@ -24,7 +24,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -761,11 +760,7 @@ public final class GroupCoordinator implements AutoCloseable {
 
   /** The error a client gets when a write to {@code __consumer_offsets} failed, as in Kafka. */
   private static Errors commitError(Throwable failure) {
-    Throwable cause = failure;
-    while ((cause instanceof CompletionException || cause instanceof ExecutionException)
-        && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
+    Throwable cause = Errors.maybeUnwrapException(failure);
     return switch (Errors.forException(cause)) {
       case NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT ->
           Errors.COORDINATOR_NOT_AVAILABLE;

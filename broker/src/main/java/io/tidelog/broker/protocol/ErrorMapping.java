@@ -1,7 +1,5 @@
 package io.tidelog.broker.protocol;
 
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
@@ -20,17 +18,8 @@ final class ErrorMapping {
 
   private ErrorMapping() {}
 
-  static Throwable unwrap(Throwable e) {
-    Throwable cause = e;
-    while ((cause instanceof CompletionException || cause instanceof ExecutionException)
-        && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause;
-  }
-
   static Errors errorOf(Throwable e, RequestHeader header) {
-    Throwable cause = unwrap(e);
+    Throwable cause = Errors.maybeUnwrapException(e);
     Errors error = Errors.forException(cause);
     if (!(cause instanceof ApiException)) {
       UNEXPECTED.log(
@@ -50,7 +39,7 @@ final class ErrorMapping {
   }
 
   static String messageOf(Throwable e) {
-    Throwable cause = unwrap(e);
+    Throwable cause = Errors.maybeUnwrapException(e);
     return cause instanceof ApiException ? cause.getMessage() : null;
   }
 

@@ -248,8 +248,8 @@ public final class FindCoordinatorHandler {
             e -> {
               // Another broker may have created it first; anything else is worth a line, and the
               // client retries after COORDINATOR_NOT_AVAILABLE either way
-              if (!(ErrorMapping.unwrap(e) instanceof TopicExistsException)) {
-                LOG.warn("Creating {} failed: {}", name, ErrorMapping.unwrap(e).toString());
+              if (!(Errors.maybeUnwrapException(e) instanceof TopicExistsException)) {
+                LOG.warn("Creating {} failed: {}", name, Errors.maybeUnwrapException(e).toString());
               }
               return null;
             });

@@ -313,7 +313,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
         response.exceptionally(
             e -> {
               ErrorMapping.errorOf(e, header); // logs what is not a Kafka API error
-              return request.getErrorResponse(0, ErrorMapping.unwrap(e));
+              return request.getErrorResponse(0, Errors.maybeUnwrapException(e));
             });
     response.whenComplete((r, e) -> metrics.answered(api, receivedNanos));
     return response;

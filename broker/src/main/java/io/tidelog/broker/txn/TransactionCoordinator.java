@@ -15,7 +15,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -698,7 +697,7 @@ public final class TransactionCoordinator implements AutoCloseable {
 
   /** The error a client gets when a write to {@code __transaction_state} failed, as in Kafka. */
   private static Errors appendError(Throwable failure) {
-    return switch (Errors.forException(unwrap(failure))) {
+    return switch (Errors.forException(Errors.maybeUnwrapException(failure))) {
       case UNKNOWN_TOPIC_OR_PARTITION,
           NOT_ENOUGH_REPLICAS,
           NOT_ENOUGH_REPLICAS_AFTER_APPEND,
@@ -706,27 +705,18 @@ public final class TransactionCoordinator implements AutoCloseable {
           Errors.COORDINATOR_NOT_AVAILABLE;
       case NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> Errors.NOT_COORDINATOR;
       case MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE -> Errors.UNKNOWN_SERVER_ERROR;
-      default -> Errors.forException(unwrap(failure));
+      default -> Errors.forException(Errors.maybeUnwrapException(failure));
     };
   }
 
   /** A failure's error code; one that is not Kafka's is a bug here, and logged. */
   private static Errors errorOf(Throwable failure) {
-    Throwable cause = unwrap(failure);
+    Throwable cause = Errors.maybeUnwrapException(failure);
     if (cause instanceof ApiException) {
       return Errors.forException(cause);
     }
     LOG.error("The transaction coordinator failed unexpectedly", cause);
     return Errors.UNKNOWN_SERVER_ERROR;
-  }
-
-  private static Throwable unwrap(Throwable failure) {
-    Throwable cause = failure;
-    while ((cause instanceof CompletionException || cause instanceof ExecutionException)
-        && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause;
   }
 
   private static <T> CompletableFuture<T> done(T value) {

@@ -15,8 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
@@ -193,7 +191,11 @@ final class TransactionMarkers implements AutoCloseable {
               .handle(
                   (info, e) -> {
                     synchronized (errors) {
-                      errors.put(tp, e == null ? Errors.NONE : Errors.forException(unwrap(e)));
+                      errors.put(
+                          tp,
+                          e == null
+                              ? Errors.NONE
+                              : Errors.forException(Errors.maybeUnwrapException(e)));
                     }
                     return null;
                   }));
@@ -205,15 +207,6 @@ final class TransactionMarkers implements AutoCloseable {
                 return Map.copyOf(errors);
               }
             });
-  }
-
-  private static Throwable unwrap(Throwable e) {
-    Throwable cause = e;
-    while ((cause instanceof CompletionException || cause instanceof ExecutionException)
-        && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause;
   }
 
   private BrokerChannel<Sent, Map<TopicPartition, Errors>> channel(int brokerId) {
