@@ -27,6 +27,12 @@ final class CoordinatorPartition {
   private final Map<String, Map<TopicPartition, CommittedOffset>> offsets = new HashMap<>();
 
   /**
+   * Where in the log each committed offset's record is, where known: a transaction's offset becomes
+   * committed at its marker only if its record is later than the one committed, as in Kafka.
+   */
+  private final Map<String, Map<TopicPartition, Long>> recordOffsets = new HashMap<>();
+
+  /**
    * Offsets that open transactions committed (TxnOffsetCommit), by producer id: written, and kept
    * out of sight until the transaction's commit marker moves them among the committed offsets; an
    * abort marker drops them.
@@ -56,20 +62,28 @@ final class CoordinatorPartition {
     if (entry instanceof OffsetEntry o) {
       if (o.offset() != null) {
         offsets.computeIfAbsent(o.groupId(), g -> new HashMap<>()).put(o.tp(), o.offset());
+        recordOffsets
+            .computeIfAbsent(o.groupId(), g -> new HashMap<>())
+            .put(o.tp(), o.recordOffset());
         return;
       }
-      Map<TopicPartition, CommittedOffset> group = offsets.get(o.groupId());
-      if (group != null) {
-        group.remove(o.tp());
-        if (group.isEmpty()) {
-          offsets.remove(o.groupId());
-        }
-      }
+      remove(offsets, o);
+      remove(recordOffsets, o);
     } else if (entry instanceof GroupEntry g) {
       if (g.group() == null) {
         stored.remove(g.groupId());
       } else {
         stored.put(g.groupId(), g.group());
+      }
+    }
+  }
+
+  private static void remove(Map<String, ? extends Map<TopicPartition, ?>> byGroup, OffsetEntry o) {
+    Map<TopicPartition, ?> group = byGroup.get(o.groupId());
+    if (group != null) {
+      group.remove(o.tp());
+      if (group.isEmpty()) {
+        byGroup.remove(o.groupId());
       }
     }
   }
@@ -99,8 +113,15 @@ final class CoordinatorPartition {
 
   private void applyTransactionEnd(long producerId, boolean commit) {
     List<OffsetEntry> pending = pendingTransactionalOffsets.remove(producerId);
-    if (pending != null && commit) {
-      pending.forEach(this::replay);
+    if (pending == null || !commit) {
+      return;
+    }
+    for (OffsetEntry entry : pending) {
+      Long current = recordOffsets.getOrDefault(entry.groupId(), Map.of()).get(entry.tp());
+      // a plain commit written after the transaction's offset stands
+      if (current == null || entry.recordOffset() > current) {
+        replay(entry);
+      }
     }
   }
 

@@ -9,6 +9,7 @@ import io.tidelog.broker.group.ClassicGroup.Snapshot;
 import io.tidelog.broker.group.ClassicGroup.State;
 import io.tidelog.broker.group.ClassicGroup.SyncResult;
 import io.tidelog.broker.group.GroupRecords.OffsetEntry;
+import io.tidelog.broker.log.LogAppendInfo;
 import io.tidelog.broker.replica.PartitionRead;
 import io.tidelog.broker.replica.ReplicaManager;
 import java.nio.ByteBuffer;
@@ -34,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
@@ -354,10 +356,10 @@ public final class GroupCoordinator implements AutoCloseable {
               part.getOrCreateGroup(groupId, nowMs);
               return append(part, records)
                   .handleAsync(
-                      (v, e) -> {
+                      (firstOffset, e) -> {
                         Errors appendError = e == null ? Errors.NONE : commitError(e);
                         if (e == null) {
-                          entries.forEach(part::replay);
+                          appendedAt(firstOffset, entries).forEach(part::replay);
                         }
                         entries.forEach(entry -> results.put(entry.tp(), appendError));
                         return results;
@@ -474,10 +476,11 @@ public final class GroupCoordinator implements AutoCloseable {
               return replicas
                   .appendAsCoordinator(part.tp, batch, config.offsetCommitTimeoutMs())
                   .handleAsync(
-                      (v, e) -> {
+                      (info, e) -> {
                         Errors appendError = e == null ? Errors.NONE : commitError(e);
                         if (e == null) {
-                          entries.forEach(entry -> part.replayTransactional(producerId, entry));
+                          appendedAt(info.firstOffset(), entries)
+                              .forEach(entry -> part.replayTransactional(producerId, entry));
                         }
                         entries.forEach(entry -> results.put(entry.tp(), appendError));
                         return results;
@@ -750,12 +753,20 @@ public final class GroupCoordinator implements AutoCloseable {
             });
   }
 
-  private CompletableFuture<Void> append(CoordinatorPartition part, List<SimpleRecord> records) {
+  /** Appends {@code records} to the partition, replicated; the offset of the first. */
+  private CompletableFuture<Long> append(CoordinatorPartition part, List<SimpleRecord> records) {
     MemoryRecords batch =
         MemoryRecords.withRecords(Compression.NONE, records.toArray(SimpleRecord[]::new));
     return replicas
         .appendAsCoordinator(part.tp, batch, config.offsetCommitTimeoutMs())
-        .thenApply(info -> null);
+        .thenApply(LogAppendInfo::firstOffset);
+  }
+
+  /** The entries of records appended from {@code firstOffset} on, one record each, in order. */
+  private static List<OffsetEntry> appendedAt(long firstOffset, List<OffsetEntry> entries) {
+    return IntStream.range(0, entries.size())
+        .mapToObj(i -> entries.get(i).at(firstOffset + i))
+        .toList();
   }
 
   /** The error a client gets when a write to {@code __consumer_offsets} failed, as in Kafka. */

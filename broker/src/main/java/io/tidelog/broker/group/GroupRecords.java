@@ -32,8 +32,23 @@ final class GroupRecords {
   /** A record read back: one group's metadata or one committed offset, either possibly deleted. */
   sealed interface Entry {}
 
-  /** {@code offset} null: the commit was deleted. */
-  record OffsetEntry(String groupId, TopicPartition tp, CommittedOffset offset) implements Entry {}
+  /**
+   * {@code offset} null: the commit was deleted. {@code recordOffset}: the record's offset in
+   * {@code __consumer_offsets}, or {@link #NOT_WRITTEN} before it is appended.
+   */
+  record OffsetEntry(String groupId, TopicPartition tp, CommittedOffset offset, long recordOffset)
+      implements Entry {
+    static final long NOT_WRITTEN = -1;
+
+    OffsetEntry(String groupId, TopicPartition tp, CommittedOffset offset) {
+      this(groupId, tp, offset, NOT_WRITTEN);
+    }
+
+    /** This entry, appended at {@code recordOffset}. */
+    OffsetEntry at(long recordOffset) {
+      return new OffsetEntry(groupId, tp, offset, recordOffset);
+    }
+  }
 
   /** {@code group} null: the group was deleted. */
   record GroupEntry(String groupId, Snapshot group) implements Entry {}
@@ -117,14 +132,15 @@ final class GroupRecords {
       OffsetCommitKey k = new OffsetCommitKey(new ByteBufferAccessor(key), (short) 0);
       TopicPartition tp = new TopicPartition(k.topic(), k.partition());
       if (value == null) {
-        return Optional.of(new OffsetEntry(k.group(), tp, null));
+        return Optional.of(new OffsetEntry(k.group(), tp, null, record.offset()));
       }
       OffsetCommitValue v = new OffsetCommitValue(new ByteBufferAccessor(value), value.getShort());
       return Optional.of(
           new OffsetEntry(
               k.group(),
               tp,
-              new CommittedOffset(v.offset(), v.leaderEpoch(), v.metadata(), v.commitTimestamp())));
+              new CommittedOffset(v.offset(), v.leaderEpoch(), v.metadata(), v.commitTimestamp()),
+              record.offset()));
     }
     if (type == CoordinatorRecordType.GROUP_METADATA.id()) {
       GroupMetadataKey k = new GroupMetadataKey(new ByteBufferAccessor(key), (short) 0);

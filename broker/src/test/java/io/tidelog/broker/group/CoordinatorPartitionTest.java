@@ -129,4 +129,33 @@ class CoordinatorPartitionTest {
     expired.forEach(partition::replay);
     assertThat(partition.deadGroups()).containsExactly("standalone");
   }
+
+  /** A commit record of {@code group}'s {@code tp} at {@code recordOffset}, as a load reads it. */
+  private static OffsetEntry commitAt(long recordOffset, TopicPartition tp, long offset) {
+    MemoryRecords written =
+        MemoryRecords.withRecords(
+            recordOffset,
+            Compression.NONE,
+            GroupRecords.offsetCommit("g", tp, new CommittedOffset(offset, -1, "", 0), 0));
+    return (OffsetEntry) GroupRecords.parse(written.records().iterator().next()).orElseThrow();
+  }
+
+  @Test
+  void aTransactionsOffsetIsCommittedAtItsMarkerOnlyIfLaterInTheLogThanThePartitionsLast() {
+    partition.completeLoad(0);
+    // Given a transaction's offset at record 10, then a plain commit of the partition at 11
+    partition.replayTransactional(42, commitAt(10, TP, 7));
+    partition.replay(commitAt(11, TP, 9));
+
+    // When the transaction commits, the later plain commit stands, as in Kafka
+    partition.completeTransaction(42, true);
+    assertThat(partition.offsets("g").get(TP).offset()).isEqualTo(9);
+
+    // And the other way round, a plain commit at 12 and a transaction's offset at 13: it wins
+    TopicPartition other = new TopicPartition("orders", 4);
+    partition.replay(commitAt(12, other, 3));
+    partition.replayTransactional(43, commitAt(13, other, 5));
+    partition.completeTransaction(43, true);
+    assertThat(partition.offsets("g").get(other).offset()).isEqualTo(5);
+  }
 }
