@@ -156,6 +156,48 @@ class TransactionsIT {
         .isGreaterThanOrEqualTo(1);
   }
 
+  /**
+   * Many small batches in flight (five requests a connection), a commit every 200 records: each
+   * record is written once, in the order sent, whatever path each request takes through the
+   * broker's verification (a broker that lets one request's append overtake another's answers
+   * OUT_OF_ORDER_SEQUENCE_NUMBER).
+   */
+  @Test
+  void aProducerWithRequestsInFlightCommittingOftenWritesEachRecordOnceInOrder() throws Exception {
+    createTopic("txn-pipelined", 2);
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
+    p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "pipelined");
+    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256);
+    p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 60_000);
+    List<String> sent = new ArrayList<>();
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+      producer.initTransactions();
+      for (int txn = 0; txn < 20; txn++) {
+        producer.beginTransaction();
+        for (int i = 0; i < 200; i++) {
+          String value = String.format("%02d-%03d-%s", txn, i, "x".repeat(60));
+          producer.send(new ProducerRecord<>("txn-pipelined", i % 2, null, value));
+          sent.add(value);
+        }
+        producer.commitTransaction();
+      }
+    }
+    List<String> read = readAll("txn-pipelined", "read_committed", 2);
+    assertThat(read).hasSameSizeAs(sent).containsExactlyInAnyOrderElementsOf(sent);
+    for (int partition = 0; partition < 2; partition++) {
+      int of = partition;
+      List<String> inPartition =
+          sent.stream().filter(v -> Integer.parseInt(v.substring(3, 6)) % 2 == of).toList();
+      assertThat(read.stream().filter(inPartition::contains).toList())
+          .as("partition %d in the order sent", partition)
+          .isEqualTo(inPartition);
+    }
+  }
+
   @Test
   void aNewProducerOfTheSameTransactionalIdFencesTheOldOneAndAbortsItsOpenTransaction()
       throws Exception {

@@ -30,7 +30,6 @@ import org.apache.kafka.storage.internals.log.AbortedTxn;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.CompletedTxn;
 import org.apache.kafka.storage.internals.log.TxnIndexSearchResult;
-import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -185,39 +184,11 @@ public final class PartitionLog implements AutoCloseable {
    * offsets) are checked for their epoch but not for their sequence, and are never duplicates.
    */
   public LogAppendInfo append(MemoryRecords records, int leaderEpoch, AppendOrigin origin) {
-    return append(records, leaderEpoch, origin, null);
-  }
-
-  /**
-   * KIP-890, before a client's transactional batch is verified with its coordinator: {@link
-   * VerificationGuard#SENTINEL} when the producer has a transaction open here at {@code epoch}
-   * already (no need to ask), else the guard to append the batch with once the coordinator said the
-   * partition is in the transaction.
-   */
-  public VerificationGuard startTransactionVerification(long producerId, short epoch) {
-    checkOnline();
-    return producerState.startVerification(producerId, epoch, services.time().milliseconds());
-  }
-
-  /**
-   * {@link #append(MemoryRecords, int, AppendOrigin)} of a client's batches that passed KIP-890's
-   * verification with {@code guard} (from {@link #startTransactionVerification}); null for an
-   * append that was not verified.
-   *
-   * @throws org.apache.kafka.common.errors.InvalidTxnStateException for a transactional batch of a
-   *     producer without a transaction open here whose guard is not the one standing: its
-   *     transaction ended while it was verified
-   */
-  public LogAppendInfo append(
-      MemoryRecords records, int leaderEpoch, AppendOrigin origin, VerificationGuard guard) {
     checkOnline();
     long nowMs = services.time().milliseconds();
     LogConfig config = this.config;
     LogValidator.Validated validated = validator.validate(records, config, true, nowMs);
-    Optional<BatchMetadata> duplicate =
-        guard == null
-            ? producerState.check(records, origin)
-            : producerState.check(records, origin, guard);
+    Optional<BatchMetadata> duplicate = producerState.check(records, origin);
     if (duplicate.isPresent()) {
       // A producer retry of a batch already in the log: answer with its offsets, write nothing.
       BatchMetadata original = duplicate.get();

@@ -8,7 +8,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,7 +24,6 @@ import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.CompletedTxn;
-import org.apache.kafka.storage.internals.log.VerificationGuard;
 
 /**
  * The idempotent producers of one partition, as Kafka keeps them: for each producer id its epoch
@@ -48,13 +46,6 @@ import org.apache.kafka.storage.internals.log.VerificationGuard;
  * at or below the log end offset is read and the batches after it are replayed from the log.
  * Snapshots of seven fields, written before transactions, are read as producers in none.
  *
- * <p>KIP-890's verification: a producer's first transactional batch here must carry the {@link
- * VerificationGuard} that {@link #startVerification} made for it before its coordinator was asked
- * whether the partition is in the transaction; the producer's next transactional batch or marker
- * clears it, so a batch whose transaction ended while it was being verified is refused. Once the
- * producer has a transaction open here at its epoch no guard is needed, as in Kafka, which asks the
- * coordinator only for a transaction's first batch on each partition.
- *
  * <p>Producers whose last append is older than {@code producer.id.expiration.ms} are forgotten,
  * unless they have a transaction open, which bounds the table. Not thread-safe: the owning {@link
  * PartitionLog}'s thread calls it.
@@ -73,18 +64,6 @@ final class ProducerStateManager {
   /** Closed transactions whose marker is not below the high watermark: first to last offset. */
   private final TreeMap<Long, Long> unreplicatedTxns = new TreeMap<>();
 
-  /**
-   * Guards of verifications under way, by producer id, oldest first; see {@link
-   * #startVerification}. At most {@value #VERIFICATIONS_KEPT}: a verification the coordinator
-   * refused leaves its guard until it expires, so clients sending transactional batches of unknown
-   * producers could otherwise grow it.
-   */
-  private final Map<Long, Verification> verifications = new LinkedHashMap<>();
-
-  static final int VERIFICATIONS_KEPT = 10_000;
-
-  private record Verification(VerificationGuard guard, long startedMs) {}
-
   /** The offset of a snapshot file that holds exactly the table, or {@link #NO_SNAPSHOT}. */
   private long snapshotOfTable = NO_SNAPSHOT;
 
@@ -102,59 +81,6 @@ final class ProducerStateManager {
    * @throws InvalidProducerEpochException when a batch carries an older producer epoch
    * @throws OutOfOrderSequenceException when a base sequence does not follow the last one
    */
-  /**
-   * KIP-890: {@link VerificationGuard#SENTINEL} when {@code producerId} has a transaction open here
-   * at {@code epoch} (its batches need no verification), else the guard its first transactional
-   * batch must carry once the coordinator confirmed the partition; one per producer until cleared.
-   */
-  VerificationGuard startVerification(long producerId, short epoch, long nowMs) {
-    ProducerEntry entry = producers.get(producerId);
-    if (entry != null && entry.currentTxnFirstOffset >= 0 && entry.epoch == epoch) {
-      return VerificationGuard.SENTINEL;
-    }
-    Verification started = verifications.get(producerId);
-    if (started == null) {
-      if (verifications.size() >= VERIFICATIONS_KEPT) {
-        verifications.remove(verifications.keySet().iterator().next());
-      }
-      started = new Verification(new VerificationGuard(), nowMs);
-      verifications.put(producerId, started);
-    }
-    return started.guard();
-  }
-
-  /**
-   * {@link #check(MemoryRecords, AppendOrigin)}, and for a client's transactional batch of a
-   * producer without a transaction open here at its epoch, KIP-890's verification: {@code guard}
-   * must be the one {@link #startVerification} gave, still standing.
-   *
-   * @throws InvalidTxnStateException when it is not
-   */
-  Optional<BatchMetadata> check(
-      MemoryRecords records, AppendOrigin origin, VerificationGuard guard) {
-    if (origin == AppendOrigin.CLIENT) {
-      for (RecordBatch batch : records.batches()) {
-        if (!batch.isTransactional() || batch.isControlBatch()) {
-          continue;
-        }
-        ProducerEntry entry = producers.get(batch.producerId());
-        boolean open =
-            entry != null
-                && entry.currentTxnFirstOffset >= 0
-                && entry.epoch == batch.producerEpoch();
-        Verification started = verifications.get(batch.producerId());
-        if (!open && (started == null || !started.guard().verify(guard))) {
-          throw new InvalidTxnStateException(
-              "Producer "
-                  + batch.producerId()
-                  + "'s batch is not part of an ongoing transaction: its transaction ended while"
-                  + " it was verified, or it was not verified");
-        }
-      }
-    }
-    return check(records, origin);
-  }
-
   Optional<BatchMetadata> check(MemoryRecords records, AppendOrigin origin) {
     if (origin == AppendOrigin.COORDINATOR) {
       for (RecordBatch batch : records.batches()) {
@@ -285,10 +211,6 @@ final class ProducerStateManager {
       return Optional.empty();
     }
     snapshotOfTable = NO_SNAPSHOT;
-    if (batch.isTransactional()) {
-      // a transaction's batch or its marker: the verification it needed is over
-      verifications.remove(batch.producerId());
-    }
     ProducerEntry entry =
         producers.computeIfAbsent(
             batch.producerId(), id -> new ProducerEntry(batch.producerEpoch()));
@@ -399,7 +321,6 @@ final class ProducerStateManager {
   }
 
   void removeExpired(long nowMs, long expirationMs) {
-    verifications.values().removeIf(v -> nowMs - v.startedMs() >= expirationMs);
     if (producers
         .values()
         .removeIf(
@@ -460,7 +381,6 @@ final class ProducerStateManager {
   long loadSnapshotAtOrBelow(long offset, long logEndOffset, long logStartOffset)
       throws IOException {
     producers.clear();
-    verifications.clear();
     ongoingTxns.clear();
     unreplicatedTxns.clear();
     snapshotOfTable = NO_SNAPSHOT;

@@ -30,7 +30,6 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.resource.ResourceType;
-import org.apache.kafka.storage.internals.log.VerificationGuard;
 
 /**
  * Produce: each partition's batches go to the partition's shard, which validates and appends them
@@ -43,20 +42,14 @@ import org.apache.kafka.storage.internals.log.VerificationGuard;
  * <p>Transactional records (a partition's first batch transactional, as Kafka checks) need the
  * request's {@code transactional_id} and WRITE on it, or the whole request is answered
  * TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers it. With them, each partition of
- * transactional records is appended once its leader has the producer's transaction open at its
- * epoch or, for the transaction's first batch there, once the transaction's coordinator confirms
- * that the producer's ongoing transaction has the partition ({@link TransactionVerifier}, KIP-890),
- * with a guard that refuses the append if the transaction ended meanwhile; answered as Kafka 4.1
+ * transactional records is appended once the transaction's coordinator confirms that the producer's
+ * ongoing transaction has it ({@link TransactionVerifier}, KIP-890), and answered as Kafka 4.1
  * answers otherwise: INVALID_TXN_STATE when the partition was not added, INVALID_PRODUCER_EPOCH for
  * a fenced producer, NOT_ENOUGH_REPLICAS (which clients retry) when no coordinator could say.
  */
 public final class ProduceHandler {
-  /**
-   * The guard of a partition without transactional records to verify: its transactional batches, if
-   * any, are appended only to a transaction open there already.
-   */
-  private static final CompletableFuture<VerificationGuard> NOT_VERIFIED =
-      CompletableFuture.completedFuture(VerificationGuard.SENTINEL);
+  private static final CompletableFuture<Errors> VERIFIED =
+      CompletableFuture.completedFuture(Errors.NONE);
 
   private final ReplicaManager replicas;
   private final TransactionVerifier verifier;
@@ -128,7 +121,7 @@ public final class ProduceHandler {
       }
       accepted.add(new Accepted(tp, records, response));
     }
-    Map<TopicPartition, CompletableFuture<VerificationGuard>> verified =
+    Map<TopicPartition, CompletableFuture<Errors>> verified =
         transactional ? verify(produce.transactionalId(), accepted) : Map.of();
     for (Accepted partition : accepted) {
       TopicPartition tp = partition.tp();
@@ -136,9 +129,12 @@ public final class ProduceHandler {
       PartitionProduceResponse response = partition.response();
       appends.add(
           verified
-              .getOrDefault(tp, NOT_VERIFIED)
+              .getOrDefault(tp, VERIFIED)
               .thenCompose(
-                  guard -> replicas.append(tp, records, produce.acks(), produce.timeout(), guard))
+                  error ->
+                      error == Errors.NONE
+                          ? replicas.append(tp, records, produce.acks(), produce.timeout())
+                          : CompletableFuture.failedFuture(ErrorMapping.unverified(error)))
               .handle(
                   (info, e) -> {
                     if (e != null) {
@@ -171,73 +167,34 @@ public final class ProduceHandler {
   }
 
   /**
-   * KIP-890: for each partition of transactional records, the guard to append them with. The leader
-   * first says whether the producer has a transaction open on the partition at its epoch already;
-   * for those where it has not, the transaction's coordinator is asked whether the partition is in
-   * the producer's transaction, in one question per producer id and epoch (a request normally has
-   * one), as Kafka asks only for a transaction's first batch on a partition.
+   * Asks the transaction's coordinator whether it has the partitions of transactional records
+   * (KIP-890), in one question per producer id and epoch (a request normally has one).
    */
-  private Map<TopicPartition, CompletableFuture<VerificationGuard>> verify(
+  private Map<TopicPartition, CompletableFuture<Errors>> verify(
       String transactionalId, List<Accepted> accepted) {
-    Map<ProducerEpoch, Map<TopicPartition, CompletableFuture<VerificationGuard>>> started =
-        new HashMap<>();
+    Map<ProducerEpoch, Set<TopicPartition>> byProducer = new HashMap<>();
     for (Accepted partition : accepted) {
       if (isTransactional(partition.records())) {
         RecordBatch batch = partition.records().batches().iterator().next();
-        started
+        byProducer
             .computeIfAbsent(
-                new ProducerEpoch(batch.producerId(), batch.producerEpoch()), k -> new HashMap<>())
-            .put(
-                partition.tp(),
-                replicas.startTransactionVerification(
-                    partition.tp(), batch.producerId(), batch.producerEpoch()));
+                new ProducerEpoch(batch.producerId(), batch.producerEpoch()), k -> new HashSet<>())
+            .add(partition.tp());
       }
     }
-    Map<TopicPartition, CompletableFuture<VerificationGuard>> verified = new HashMap<>();
-    started.forEach(
-        (producer, guards) -> {
+    Map<TopicPartition, CompletableFuture<Errors>> verified = new HashMap<>();
+    byProducer.forEach(
+        (producer, tps) -> {
           CompletableFuture<Map<TopicPartition, Errors>> answer =
-              CompletableFuture.allOf(guards.values().toArray(CompletableFuture[]::new))
-                  .handle((v, e) -> unverified(guards))
-                  .thenCompose(
-                      tps ->
-                          tps.isEmpty()
-                              ? CompletableFuture.completedFuture(Map.of())
-                              : verifier.verify(
-                                  transactionalId, producer.id(), producer.epoch(), tps));
-          guards.forEach(
-              (tp, guard) ->
+              verifier.verify(transactionalId, producer.id(), producer.epoch(), tps);
+          tps.forEach(
+              tp ->
                   verified.put(
                       tp,
-                      guard.thenCompose(
-                          g ->
-                              VerificationGuard.SENTINEL.equals(g)
-                                  ? CompletableFuture.completedFuture(g)
-                                  : answer.thenCompose(
-                                      errors -> {
-                                        Errors error =
-                                            errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR);
-                                        return error == Errors.NONE
-                                            ? CompletableFuture.completedFuture(g)
-                                            : CompletableFuture.failedFuture(
-                                                ErrorMapping.unverified(error));
-                                      }))));
+                      answer.thenApply(
+                          errors -> errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR))));
         });
     return verified;
-  }
-
-  /** The partitions whose leader gave a guard to verify with (not the sentinel, no failure). */
-  private static Set<TopicPartition> unverified(
-      Map<TopicPartition, CompletableFuture<VerificationGuard>> guards) {
-    Set<TopicPartition> tps = new HashSet<>();
-    guards.forEach(
-        (tp, guard) -> {
-          VerificationGuard g = guard.isCompletedExceptionally() ? null : guard.join();
-          if (g != null && !VerificationGuard.SENTINEL.equals(g)) {
-            tps.add(tp);
-          }
-        });
-    return tps;
   }
 
   private record ProducerEpoch(long id, short epoch) {}

@@ -27,7 +27,6 @@ import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.storage.internals.log.AbortedTxn;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
-import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -263,28 +262,13 @@ final class Partition {
    * the HW has passed it is the caller's to ask.
    */
   LogAppendInfo appendAsLeader(MemoryRecords records, short acks, AppendOrigin origin) {
-    return appendAsLeader(records, acks, origin, null);
-  }
-
-  /**
-   * {@link #appendAsLeader(MemoryRecords, short, AppendOrigin)} of a client's batches verified with
-   * {@code guard} (KIP-890; see {@link PartitionLog#startTransactionVerification}).
-   */
-  LogAppendInfo appendAsLeader(
-      MemoryRecords records, short acks, AppendOrigin origin, VerificationGuard guard) {
     checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
     if (acks == -1 && isrBelowMinimum()) {
       throw new NotEnoughReplicasException(isrShortfall());
     }
-    LogAppendInfo info = log.append(records, state.leaderEpoch(), origin, guard);
+    LogAppendInfo info = log.append(records, state.leaderEpoch(), origin);
     maybeAdvanceHighWatermark();
     return info;
-  }
-
-  /** KIP-890: see {@link PartitionLog#startTransactionVerification}; as the leader only. */
-  VerificationGuard startTransactionVerification(long producerId, short epoch) {
-    checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
-    return log.startTransactionVerification(producerId, epoch);
   }
 
   /**

@@ -45,7 +45,6 @@ import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
-import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -363,35 +362,10 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
    */
   public CompletableFuture<LogAppendInfo> append(
       TopicPartition tp, MemoryRecords records, short acks, int timeoutMs) {
-    return append(tp, records, acks, timeoutMs, null);
-  }
-
-  /**
-   * KIP-890, before a producer's transactional batch for {@code tp} is verified with its
-   * coordinator: {@link VerificationGuard#SENTINEL} when the producer has a transaction open there
-   * at {@code epoch} (no need to ask), else the guard to append with once the coordinator confirmed
-   * the partition. Fails as an append would when this broker does not lead {@code tp}.
-   */
-  public CompletableFuture<VerificationGuard> startTransactionVerification(
-      TopicPartition tp, long producerId, short epoch) {
-    return forClient(tp, p -> p.startTransactionVerification(producerId, epoch));
-  }
-
-  /**
-   * {@link #append(TopicPartition, MemoryRecords, short, int)} of a client's batches verified with
-   * {@code guard} ({@link #startTransactionVerification}); null for a request without transactional
-   * batches.
-   */
-  public CompletableFuture<LogAppendInfo> append(
-      TopicPartition tp,
-      MemoryRecords records,
-      short acks,
-      int timeoutMs,
-      VerificationGuard guard) {
     return forClient(
             tp,
             p -> {
-              LogAppendInfo info = p.appendAsLeader(records, acks, AppendOrigin.CLIENT, guard);
+              LogAppendInfo info = p.appendAsLeader(records, acks, AppendOrigin.CLIENT);
               changed(tp);
               return acks == -1
                   ? replicated(p, info, timeoutMs)

@@ -3,7 +3,6 @@ package io.tidelog.broker.log;
 import static io.tidelog.broker.log.TestBatches.batch;
 import static io.tidelog.broker.log.TestBatches.idempotent;
 import static io.tidelog.broker.log.TestBatches.transactional;
-import static org.apache.kafka.storage.internals.log.VerificationGuard.SENTINEL;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -27,8 +26,6 @@ import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.Records;
 import org.apache.kafka.common.utils.MockTime;
 import org.apache.kafka.storage.internals.log.AbortedTxn;
-import org.apache.kafka.storage.internals.log.AppendOrigin;
-import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -144,61 +141,6 @@ class TransactionalLogTest {
 
     log.appendMarker(7, (short) 0, commit(0), 0);
     assertThat(log.append(idempotent(7, (short) 0, 1, T0, "plain"), 0).firstOffset()).isEqualTo(2);
-  }
-
-  @Test
-  void aTransactionsFirstBatchNeedsTheGuardOfItsVerificationStillStanding() throws IOException {
-    PartitionLog log = open(Map.of(), LoadState.NEW);
-    AppendOrigin client = AppendOrigin.CLIENT;
-    // Unverified, a transactional batch of a producer without a transaction open here is refused
-    assertThrows(
-        InvalidTxnStateException.class,
-        () -> log.append(transactional(7, (short) 0, 0, T0, "t1"), 0, client, SENTINEL));
-
-    // Verified with the guard the log gave, it opens the transaction; then none is needed
-    VerificationGuard guard = log.startTransactionVerification(7, (short) 0);
-    assertThat(guard).isNotEqualTo(SENTINEL);
-    log.append(transactional(7, (short) 0, 0, T0, "t1"), 0, client, guard);
-    assertThat(log.startTransactionVerification(7, (short) 0)).isEqualTo(SENTINEL);
-    log.append(transactional(7, (short) 0, 1, T0, "t2"), 0, client, SENTINEL);
-
-    // KIP-890's race: verified for its next transaction, a batch whose transaction was aborted (a
-    // marker at the same epoch, as a client's abort writes it) before it was appended is refused,
-    // and opens nothing: appended, it would open a transaction no coordinator knows of
-    log.appendMarker(7, (short) 0, commit(0), 0);
-    VerificationGuard late = log.startTransactionVerification(7, (short) 0);
-    log.appendMarker(7, (short) 0, abort(0), 0);
-    assertThrows(
-        InvalidTxnStateException.class,
-        () -> log.append(transactional(7, (short) 0, 2, T0, "late"), 0, client, late));
-    assertThat(log.logEndOffset()).isEqualTo(4); // t1, t2 and the two markers
-
-    // A producer's guard from another epoch does not count
-    VerificationGuard next = log.startTransactionVerification(7, (short) 1);
-    assertThat(next).isNotEqualTo(late);
-    assertThat(
-            log.append(transactional(7, (short) 1, 0, T0, "next"), 0, client, next).firstOffset())
-        .isEqualTo(4);
-  }
-
-  @Test
-  void verificationsUnderWayAreBounded() throws IOException {
-    PartitionLog log = open(Map.of(), LoadState.NEW);
-    VerificationGuard oldest = log.startTransactionVerification(0, (short) 0);
-    for (long producerId = 1; producerId <= ProducerStateManager.VERIFICATIONS_KEPT; producerId++) {
-      log.startTransactionVerification(producerId, (short) 0);
-    }
-    // the oldest guard made room for the newest: its append is refused, the newest's taken
-    assertThrows(
-        InvalidTxnStateException.class,
-        () -> log.append(transactional(0, (short) 0, 0, T0, "t"), 0, AppendOrigin.CLIENT, oldest));
-    VerificationGuard newest =
-        log.startTransactionVerification(ProducerStateManager.VERIFICATIONS_KEPT, (short) 0);
-    log.append(
-        transactional(ProducerStateManager.VERIFICATIONS_KEPT, (short) 0, 0, T0, "t"),
-        0,
-        AppendOrigin.CLIENT,
-        newest);
   }
 
   @Test
