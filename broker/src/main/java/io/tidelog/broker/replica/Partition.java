@@ -10,9 +10,11 @@ import io.tidelog.broker.log.LogReadInfo;
 import io.tidelog.broker.log.PartitionLog;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.IntPredicate;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
@@ -85,7 +87,13 @@ final class Partition {
   /** As a follower: whether its last fetch brought its log to the leader's high watermark. */
   private boolean caughtUp;
 
-  private boolean isrChangeInFlight;
+  /**
+   * The ISR this leader proposed and etcd may have taken already, while the change is in flight;
+   * null otherwise. Until its answer is applied, the high watermark waits for the replicas of both
+   * ISRs (Kafka's maximal ISR): once etcd has the larger one, the controller may elect any of them.
+   */
+  private List<Integer> proposedIsr;
+
   private LogConfig logConfig;
 
   Partition(TopicPartition tp, PartitionLog log, int localId) {
@@ -291,7 +299,11 @@ final class Partition {
       return false;
     }
     long smallest = log.logEndOffset();
-    for (int replica : state.isr()) {
+    Set<Integer> maximalIsr = new HashSet<>(state.isr());
+    if (proposedIsr != null) {
+      maximalIsr.addAll(proposedIsr);
+    }
+    for (int replica : maximalIsr) {
       if (replica != localId) {
         Follower follower = leaderState.followers.get(replica);
         smallest = Math.min(smallest, follower == null ? -1 : follower.logEndOffset);
@@ -373,7 +385,7 @@ final class Partition {
    * (registered, not in a controlled shutdown) may join it.
    */
   List<Integer> wantedIsr(long nowMs, long replicaLagTimeMaxMs, IntPredicate eligible) {
-    if (leaderState == null || isrChangeInFlight) {
+    if (leaderState == null || proposedIsr != null) {
       return null;
     }
     List<Integer> wanted = new ArrayList<>(state.isr());
@@ -395,12 +407,14 @@ final class Partition {
     return wanted.equals(state.isr()) ? null : wanted;
   }
 
-  void isrChangeStarted() {
-    isrChangeInFlight = true;
+  /** The leader proposed {@code isr}; see {@link #proposedIsr}. */
+  void isrChangeStarted(List<Integer> isr) {
+    proposedIsr = List.copyOf(isr);
   }
 
+  /** The proposal was answered; the state applied after it is the ISR from then on. */
   void isrChangeEnded() {
-    isrChangeInFlight = false;
+    proposedIsr = null;
   }
 
   /**

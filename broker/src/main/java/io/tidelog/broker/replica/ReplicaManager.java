@@ -697,7 +697,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
       return;
     }
     PartitionState expected = p.state();
-    p.isrChangeStarted();
+    p.isrChangeStarted(wanted);
     LOG.info("{}: ISR {} -> {}", p.tp, expected.isr(), wanted);
     isrChanges
         .send(new PartitionChange(p.tp, expected, expected.withIsr(wanted)))

@@ -172,6 +172,24 @@ class PartitionTest {
   }
 
   @Test
+  void whileTheIsrGrowsTheHighWatermarkWaitsForTheReplicaBeingAdded() throws Exception {
+    // Found by the fault suite (a rolling restart): the leader of ISR {2, 3} proposed {2, 3, 1},
+    // etcd took it, and before the leader applied it, it acknowledged acks=all records that 1 did
+    // not have, as {2, 3} had them; the controlled shutdown of the leader then elected 1 from the
+    // ISR etcd held, which lost them. Kafka's leader uses the maximal ISR while a change is
+    // pending.
+    Partition partition = leaderWithFollower2OutOfSync();
+    List<Integer> wanted = partition.wantedIsr(NOW, LAG_MS, Set.of(0, 1, 2)::contains);
+    partition.isrChangeStarted(wanted);
+    partition.appendAsLeader(oneRecord(), (short) -1, AppendOrigin.CLIENT);
+
+    partition.readForFollower(1, 1, 1, 1, 1024, false, NOW);
+    assertThat(partition.highWatermark()).as("follower 2, being added, has not fetched").isZero();
+    partition.readForFollower(2, 1, 1, 1, 1024, false, NOW);
+    assertThat(partition.highWatermark()).isEqualTo(1);
+  }
+
+  @Test
   void aFollowerThatLedAnEarlierEpochOfTheEmptyLogRejoinsTheIsr() throws Exception {
     // It led epoch 0 without writing anything; this leader's history starts at epoch 1
     Partition partition = leaderWithFollower2OutOfSync(0);
