@@ -11,7 +11,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Checks a {@link History} against what Kafka promises for an idempotent producer with {@code
@@ -65,13 +64,7 @@ final class Checker {
     }
 
     String summary() {
-      StringBuilder text = new StringBuilder();
-      for (Anomaly kind : Anomaly.values()) {
-        List<String> cases = anomalies.getOrDefault(kind, List.of());
-        text.append(String.format("  %-27s %d", kind.name().toLowerCase(), cases.size()));
-        cases.stream().limit(5).forEach(c -> text.append("\n      ").append(c));
-        text.append('\n');
-      }
+      StringBuilder text = new StringBuilder(counts(Anomaly.values(), anomalies));
       text.append(
           String.format(
               "  (not anomalies: %d duplicates of failed sends the client re-sent under a new"
@@ -82,6 +75,18 @@ final class Checker {
           .forEach(c -> text.append("      ").append(c).append('\n'));
       return text.toString();
     }
+  }
+
+  /** Each kind's count, a line each, followed by its first five cases. */
+  static <K extends Enum<K>> String counts(K[] kinds, Map<K, List<String>> anomalies) {
+    StringBuilder text = new StringBuilder();
+    for (K kind : kinds) {
+      List<String> cases = anomalies.getOrDefault(kind, List.of());
+      text.append(String.format("  %-27s %d", kind.name().toLowerCase(), cases.size()));
+      cases.stream().limit(5).forEach(c -> text.append("\n      ").append(c));
+      text.append('\n');
+    }
+    return text.toString();
   }
 
   private final Map<Anomaly, List<String>> found = new EnumMap<>(Anomaly.class);
@@ -105,39 +110,27 @@ final class Checker {
   }
 
   private void checkOffsets(List<Send> sends, List<Read> reads) {
-    Map<String, Set<String>> valuesAt = new HashMap<>();
-    Map<String, Set<String>> offsetsOf = new HashMap<>();
+    Placements placements = new Placements();
     for (Send send : sends) {
       if (send.acked()) {
-        String at = send.partition() + "@" + send.offset();
-        valuesAt.computeIfAbsent(at, k -> new TreeSet<>()).add(send.value());
-        offsetsOf.computeIfAbsent(send.value(), k -> new TreeSet<>()).add(at);
+        placements.add(send.partition(), send.offset(), send.value());
       }
     }
-    for (Read read : reads) {
-      String at = read.partition() + "@" + read.offset();
-      valuesAt.computeIfAbsent(at, k -> new TreeSet<>()).add(read.value());
-      offsetsOf.computeIfAbsent(read.value(), k -> new TreeSet<>()).add(at);
-    }
+    reads.forEach(read -> placements.add(read.partition(), read.offset(), read.value()));
+    placements.inconsistentOffsets().forEach(c -> report(Anomaly.INCONSISTENT_OFFSET, c));
     Map<String, Send> sendOf = new HashMap<>();
     sends.forEach(send -> sendOf.put(send.value(), send));
-    valuesAt.forEach(
-        (at, values) -> {
-          if (values.size() > 1) {
-            report(Anomaly.INCONSISTENT_OFFSET, "partition@offset " + at + " holds " + values);
-          }
-        });
-    offsetsOf.forEach(
-        (value, at) -> {
-          if (at.size() > 1) {
-            Send send = sendOf.get(value);
-            if (send != null && rewrittenByClient(send, sends)) {
-              rewrittenByClient.add(value + " at " + at + " (" + send.error() + ")");
-            } else {
-              report(Anomaly.DUPLICATE, value + " at " + at);
-            }
-          }
-        });
+    placements
+        .duplicates()
+        .forEach(
+            (value, at) -> {
+              Send send = sendOf.get(value);
+              if (send != null && rewrittenByClient(send, sends)) {
+                rewrittenByClient.add(value + " at " + at + " (" + send.error() + ")");
+              } else {
+                report(Anomaly.DUPLICATE, value + " at " + at);
+              }
+            });
   }
 
   /**

@@ -145,7 +145,8 @@ class ContainerClusterIT {
             assertThat(kubelet.exec("dev-broker-0", "sh", "-c", "ls /opt/tidelog; command -v mvn"))
                 .isEqualTo("bin\nlib\n");
             // and a broker killed with SIGKILL under acks=all, and started again, loses nothing.
-            try (Workload workload = new Workload(bootstrap, Map.of(), history, PARTITIONS)) {
+            try (Workload workload =
+                new Workload(new WorkloadClients(bootstrap, Map.of()), history, PARTITIONS)) {
               workload.createTopic();
               workload.awaitInSync();
               workload.start(2, 50, 1, 1, Duration.ofMinutes(10));

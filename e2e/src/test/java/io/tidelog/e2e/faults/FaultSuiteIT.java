@@ -134,12 +134,11 @@ class FaultSuiteIT {
       History transactions,
       List<String> log)
       throws Exception {
-    Map<String, Object> clientConfig = security == null ? Map.of() : security.clientConfig();
     try (FaultCluster cluster = FaultCluster.start(dir, BROKERS, 128, BROKER_CONFIG, security);
-        Workload workload = new Workload(cluster.bootstrap(), clientConfig, history, PARTITIONS);
+        Workload workload = new Workload(clients(cluster, security), history, PARTITIONS);
         TransactionalWorkload transactional =
             new TransactionalWorkload(
-                cluster.bootstrap(), clientConfig, transactions, TRANSACTION_PARTITIONS)) {
+                clients(cluster, security), transactions, TRANSACTION_PARTITIONS)) {
       workload.createTopic();
       transactional.createTopic();
       workload.awaitInSync();
@@ -179,6 +178,11 @@ class FaultSuiteIT {
       transactional.readCommittedOffsets(TRANSACTORS);
       return ended;
     }
+  }
+
+  private static WorkloadClients clients(FaultCluster cluster, FaultSecurity security) {
+    return new WorkloadClients(
+        cluster.bootstrap(), security == null ? Map.of() : security.clientConfig());
   }
 
   /** The kinds {@code -Dtidelog.faults.kinds=A,B} names, or all. */

@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * Checks the history of the {@link TransactionalWorkload} against what Kafka promises to {@code
@@ -86,12 +85,7 @@ final class TransactionChecker {
               String.format(
                   "  transactions: %s; %d write-read dependencies between them%n",
                   outcomes, readDependencies));
-      for (Anomaly kind : Anomaly.values()) {
-        List<String> cases = anomalies.getOrDefault(kind, List.of());
-        text.append(String.format("  %-27s %d", kind.name().toLowerCase(), cases.size()));
-        cases.stream().limit(5).forEach(c -> text.append("\n      ").append(c));
-        text.append('\n');
-      }
+      text.append(Checker.counts(Anomaly.values(), anomalies));
       text.append(
           String.format(
               "  (not anomalies: %d write cycles (G0) between concurrent transactions)%n",
@@ -155,25 +149,10 @@ final class TransactionChecker {
   }
 
   private void checkOffsets(List<Read> reads) {
-    Map<String, Set<String>> valuesAt = new TreeMap<>();
-    Map<String, Set<String>> offsetsOf = new TreeMap<>();
-    for (Read read : reads) {
-      String at = read.partition() + "@" + read.offset();
-      valuesAt.computeIfAbsent(at, k -> new TreeSet<>()).add(read.value());
-      offsetsOf.computeIfAbsent(read.value(), k -> new TreeSet<>()).add(at);
-    }
-    valuesAt.forEach(
-        (at, values) -> {
-          if (values.size() > 1) {
-            report(Anomaly.INCONSISTENT_OFFSET, "partition@offset " + at + " holds " + values);
-          }
-        });
-    offsetsOf.forEach(
-        (value, at) -> {
-          if (at.size() > 1) {
-            report(Anomaly.DUPLICATE, value + " at " + at);
-          }
-        });
+    Placements placements = new Placements();
+    reads.forEach(read -> placements.add(read.partition(), read.offset(), read.value()));
+    placements.inconsistentOffsets().forEach(c -> report(Anomaly.INCONSISTENT_OFFSET, c));
+    placements.duplicates().forEach((value, at) -> report(Anomaly.DUPLICATE, value + " at " + at));
   }
 
   private void checkAtomicity(List<Read> finalRead) {

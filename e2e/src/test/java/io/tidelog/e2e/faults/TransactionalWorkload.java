@@ -19,8 +19,6 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -58,8 +56,7 @@ final class TransactionalWorkload implements AutoCloseable {
   private static final long JOIN_TIMEOUT_MS = 60_000;
   private static final int TRANSACTION_TIMEOUT_MS = 10_000;
   private static final int ATTEMPTS = 100;
-  private final String bootstrap;
-  private final Map<String, Object> security;
+  private final WorkloadClients clients;
   private final History history;
   private final int partitions;
   private final Admin admin;
@@ -67,28 +64,15 @@ final class TransactionalWorkload implements AutoCloseable {
   private volatile long stopBy = Long.MAX_VALUE;
   private volatile boolean running = true;
 
-  TransactionalWorkload(
-      String bootstrap, Map<String, Object> security, History history, int partitions) {
-    this.bootstrap = bootstrap;
-    this.security = security;
+  TransactionalWorkload(WorkloadClients clients, History history, int partitions) {
+    this.clients = clients;
     this.history = history;
     this.partitions = partitions;
-    Properties config = new Properties();
-    config.putAll(security);
-    config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
-    config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
-    admin = Admin.create(config);
+    admin = clients.admin();
   }
 
   void createTopic() throws Exception {
-    admin
-        .createTopics(
-            List.of(
-                new NewTopic(TOPIC, partitions, (short) 3)
-                    .configs(Map.of("min.insync.replicas", "2"))))
-        .all()
-        .get(30, TimeUnit.SECONDS);
+    WorkloadClients.createTopic(admin, TOPIC, partitions);
   }
 
   /** Starts {@code count} transactors, which stop when told to, and at the latest after limit. */
@@ -109,28 +93,16 @@ final class TransactionalWorkload implements AutoCloseable {
   }
 
   private Properties consumerConfig() {
-    Properties config = new Properties();
-    config.putAll(security);
-    config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    Properties config = clients.consumer();
     config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    config.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
-    config.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
-    config.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1_000);
     return config;
   }
 
   private KafkaProducer<String, String> producer(String name) {
-    Properties config = new Properties();
-    config.putAll(security);
-    config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    Properties config = clients.producer();
     config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, TOPIC + "-" + name);
     config.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, TRANSACTION_TIMEOUT_MS);
-    config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000);
-    config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000);
     config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
-    config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5_000);
-    config.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1_000);
     return new KafkaProducer<>(config, new StringSerializer(), new StringSerializer());
   }
 
@@ -193,7 +165,7 @@ final class TransactionalWorkload implements AutoCloseable {
       } catch (RuntimeException e) {
         LOG.info("{}: initTransactions: {}", name, e.toString());
         producer.close(Duration.ofSeconds(5));
-        sleep(500);
+        WorkloadClients.sleep(500);
       }
     }
     return null;
@@ -221,7 +193,7 @@ final class TransactionalWorkload implements AutoCloseable {
         return true;
       } catch (Exception e) {
         LOG.info("{}: committed offsets: {}", name, e.toString());
-        sleep(500);
+        WorkloadClients.sleep(500);
       }
     }
     return false;
@@ -390,14 +362,6 @@ final class TransactionalWorkload implements AutoCloseable {
       }
       LOG.warn("final read of {} not at {} after {}", TOPIC, ends, timeout);
       return false;
-    }
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 

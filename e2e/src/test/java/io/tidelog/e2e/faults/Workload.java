@@ -17,8 +17,6 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -49,8 +47,7 @@ final class Workload implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Workload.class);
   private static final long JOIN_TIMEOUT_MS = 30_000;
   private static final Duration IN_SYNC_TIMEOUT = Duration.ofSeconds(90);
-  private final String bootstrap;
-  private final Map<String, Object> security;
+  private final WorkloadClients clients;
   private final History history;
   private final int partitions;
   private final Admin admin;
@@ -65,30 +62,15 @@ final class Workload implements AutoCloseable {
   private volatile boolean producing = true;
   private volatile boolean reading = true;
 
-  /**
-   * @param security client configs every client gets (the secure round's SASL_SSL), or none
-   */
-  Workload(String bootstrap, Map<String, Object> security, History history, int partitions) {
-    this.bootstrap = bootstrap;
-    this.security = security;
+  Workload(WorkloadClients clients, History history, int partitions) {
+    this.clients = clients;
     this.history = history;
     this.partitions = partitions;
-    Properties config = new Properties();
-    config.putAll(security);
-    config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
-    config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
-    admin = Admin.create(config);
+    admin = clients.admin();
   }
 
   void createTopic() throws Exception {
-    admin
-        .createTopics(
-            List.of(
-                new NewTopic(TOPIC, partitions, (short) 3)
-                    .configs(Map.of("min.insync.replicas", "2"))))
-        .all()
-        .get(30, TimeUnit.SECONDS);
+    WorkloadClients.createTopic(admin, TOPIC, partitions);
   }
 
   /**
@@ -117,16 +99,8 @@ final class Workload implements AutoCloseable {
   }
 
   private void produce(String name, int rate) {
-    Properties config = new Properties();
-    config.putAll(security);
-    config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    config.put(ProducerConfig.ACKS_CONFIG, "all");
-    config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000);
-    config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000);
+    Properties config = clients.producer();
     config.put(ProducerConfig.LINGER_MS_CONFIG, 2);
-    config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5_000);
-    config.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1_000);
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
       long pauseNanos = TimeUnit.SECONDS.toNanos(1) / rate;
@@ -166,25 +140,14 @@ final class Workload implements AutoCloseable {
     }
   }
 
-  private Properties consumerConfig() {
-    Properties config = new Properties();
-    config.putAll(security);
-    config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    config.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
-    config.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
-    config.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1_000);
-    return config;
-  }
-
   private List<TopicPartition> topicPartitions() {
     return IntStream.range(0, partitions).mapToObj(p -> new TopicPartition(TOPIC, p)).toList();
   }
 
   private void readAssigned(String name) {
     try (KafkaConsumer<String, String> consumer =
-        new KafkaConsumer<>(consumerConfig(), new StringDeserializer(), new StringDeserializer())) {
+        new KafkaConsumer<>(
+            clients.consumer(), new StringDeserializer(), new StringDeserializer())) {
       consumer.assign(topicPartitions());
       consumer.seekToBeginning(topicPartitions());
       pollUntilStopped(name, consumer, false);
@@ -192,7 +155,7 @@ final class Workload implements AutoCloseable {
   }
 
   private void readInGroup(String name) {
-    Properties config = consumerConfig();
+    Properties config = clients.consumer();
     config.put(ConsumerConfig.GROUP_ID_CONFIG, GROUP);
     config.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
     config.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000);
@@ -229,7 +192,7 @@ final class Workload implements AutoCloseable {
         }
       } catch (RuntimeException e) {
         LOG.info("{}: {}", name, e.toString());
-        sleep(100);
+        WorkloadClients.sleep(100);
       }
     }
   }
@@ -254,7 +217,7 @@ final class Workload implements AutoCloseable {
       } catch (Exception e) {
         LOG.info("committed offsets: {}", e.toString());
       }
-      sleep(500);
+      WorkloadClients.sleep(500);
     }
   }
 
@@ -290,7 +253,7 @@ final class Workload implements AutoCloseable {
       } catch (Exception e) {
         state = e.toString();
       }
-      sleep(250);
+      WorkloadClients.sleep(250);
     }
     throw new IllegalStateException("partitions not all in sync after " + timeout + ": " + state);
   }
@@ -332,7 +295,7 @@ final class Workload implements AutoCloseable {
     Map<Integer, Long> ends = endOffsets();
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline && !caughtUp(ends, assignReaders)) {
-      sleep(250);
+      WorkloadClients.sleep(250);
     }
     reading = false;
     for (Thread reader : readers) {
@@ -358,7 +321,8 @@ final class Workload implements AutoCloseable {
   void finalRead(Duration timeout) throws Exception {
     Map<Integer, Long> ends = endOffsets();
     try (KafkaConsumer<String, String> consumer =
-        new KafkaConsumer<>(consumerConfig(), new StringDeserializer(), new StringDeserializer())) {
+        new KafkaConsumer<>(
+            clients.consumer(), new StringDeserializer(), new StringDeserializer())) {
       consumer.assign(topicPartitions());
       consumer.seekToBeginning(topicPartitions());
       long deadline = System.nanoTime() + timeout.toNanos();
@@ -372,14 +336,6 @@ final class Workload implements AutoCloseable {
                   History.FINAL_READER, now, record.partition(), record.offset(), record.value()));
         }
       }
-    }
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 
