@@ -175,7 +175,7 @@ class FaultSuiteIT {
       workload.finalRead(Duration.ofSeconds(60));
       // the transactions' timeout (10 s) included: one a producer left open is aborted by then
       boolean ended = transactional.finalRead(Duration.ofSeconds(90));
-      transactional.readCommittedOffsets(TRANSACTORS);
+      transactional.readCommittedOffsets();
       return ended;
     }
   }

@@ -61,6 +61,7 @@ final class TransactionalWorkload implements AutoCloseable {
   private final int partitions;
   private final Admin admin;
   private final List<Thread> transactors = new ArrayList<>();
+  private final List<String> names = new ArrayList<>();
   private volatile long stopBy = Long.MAX_VALUE;
   private volatile boolean running = true;
 
@@ -80,6 +81,7 @@ final class TransactionalWorkload implements AutoCloseable {
     stopBy = System.nanoTime() + limit.toNanos();
     for (int i = 0; i < count; i++) {
       String name = "transactor-" + i;
+      names.add(name);
       Random random = new Random(seed + i);
       Thread thread = new Thread(() -> transact(name, random), "workload-" + name);
       thread.setDaemon(true);
@@ -315,9 +317,8 @@ final class TransactionalWorkload implements AutoCloseable {
   }
 
   /** Records each transactor's group's committed offsets, once no transaction is pending. */
-  void readCommittedOffsets(int count) throws Exception {
-    for (int i = 0; i < count; i++) {
-      String client = "transactor-" + i;
+  void readCommittedOffsets() throws Exception {
+    for (String client : names) {
       try (KafkaConsumer<String, String> consumer = consumer(client)) {
         Map<TopicPartition, Long> offsets = committedOffsets(consumer);
         long now = System.nanoTime();
