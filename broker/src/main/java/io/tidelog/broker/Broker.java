@@ -500,7 +500,7 @@ public final class Broker implements AutoCloseable {
         });
     transactionVerifier =
         new TransactionVerifier(
-            transactions, metadata, vertx, peers, config.nodeId(), config.requestTimeoutMs());
+            transactions, metadata, vertx, peers, config.nodeId(), config.transactionConfig());
     BrokerApis apis =
         new BrokerApis(
             new MetadataHandler(config, metadata, creator, authorization),

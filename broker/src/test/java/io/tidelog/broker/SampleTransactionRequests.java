@@ -70,7 +70,7 @@ final class SampleTransactionRequests {
                       .setProducerId(PRODUCER_ID)
                       .setProducerEpoch((short) 0)
                       .setCommitted(true),
-                  false)
+                  v > 4)
               .build(v);
       case TXN_OFFSET_COMMIT ->
           new TxnOffsetCommitRequest.Builder(
@@ -82,7 +82,7 @@ final class SampleTransactionRequests {
                       tp,
                       new TxnOffsetCommitRequest.CommittedOffset(
                           1L, "", java.util.Optional.empty())),
-                  false)
+                  v > 4)
               .build(v);
       case DESCRIBE_TRANSACTIONS ->
           new DescribeTransactionsRequest.Builder(

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -276,15 +277,24 @@ class TransactionsIT {
       // before the commit, the offset is pending: a consumer asking for stable offsets waits
       assertThat(committed("txn-offsets-group", tp, false)).isNull();
       producer.commitTransaction();
-      assertThat(committed("txn-offsets-group", tp, true).offset()).isEqualTo(5);
+      // the markers are written after the commit is answered; until then the offset is unstable,
+      // which Admin answers as no offset
+      assertThat(stablyCommitted("txn-offsets-group", tp).offset()).isEqualTo(5);
 
       producer.beginTransaction();
       producer.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(9)), group);
       producer.abortTransaction();
     }
-    assertThat(committed("txn-offsets-group", tp, true))
+    assertThat(stablyCommitted("txn-offsets-group", tp))
         .extracting(OffsetAndMetadata::offset, OffsetAndMetadata::metadata)
         .containsExactly(5L, "five");
+  }
+
+  /** The group's committed offset once no transaction holds one pending. */
+  private static OffsetAndMetadata stablyCommitted(String groupId, TopicPartition tp) {
+    return await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> committed(groupId, tp, true), Objects::nonNull);
   }
 
   /** The group's committed offset, as Admin reads it, asking for stable offsets or not. */

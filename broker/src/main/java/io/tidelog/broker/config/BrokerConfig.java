@@ -127,6 +127,10 @@ public final class BrokerConfig {
       "transaction.abort.timed.out.transaction.cleanup.interval.ms";
   public static final String TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS =
       "transaction.remove.expired.transaction.cleanup.interval.ms";
+  public static final String ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS =
+      "add.partitions.to.txn.retry.backoff.ms";
+  public static final String ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS =
+      "add.partitions.to.txn.retry.backoff.max.ms";
 
   /** Tidelog's own: the etcd cluster that holds the metadata, as a list of client URLs. */
   public static final String ETCD_ENDPOINTS = "tidelog.etcd.endpoints";
@@ -615,6 +619,22 @@ public final class BrokerConfig {
                 LOW,
                 "How often the coordinator removes expired transactional ids.")
             .define(
+                ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS,
+                INT,
+                20,
+                atLeast(1),
+                HIGH,
+                "How long a leader waits before it asks again to add a partition to a"
+                    + " transaction (transaction protocol 2) that the previous one still holds.")
+            .define(
+                ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS,
+                INT,
+                100,
+                atLeast(0),
+                HIGH,
+                "How long a leader keeps asking to add a partition to a transaction before it"
+                    + " answers CONCURRENT_TRANSACTIONS; at most request.timeout.ms.")
+            .define(
                 ETCD_TLS_CA_FILE,
                 STRING,
                 null,
@@ -1049,7 +1069,9 @@ public final class BrokerConfig {
         (Integer) values.get(TRANSACTIONAL_ID_EXPIRATION_MS),
         (Integer) values.get(TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS),
         (Integer) values.get(TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS),
-        requestTimeoutMs());
+        requestTimeoutMs(),
+        (Integer) values.get(ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS),
+        (Integer) values.get(ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS));
   }
 
   /**

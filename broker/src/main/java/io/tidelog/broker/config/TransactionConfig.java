@@ -15,6 +15,10 @@ package io.tidelog.broker.config;
  * @param removeExpiredIntervalMs {@code transaction.remove.expired.transaction.cleanup.interval.ms}
  * @param requestTimeoutMs {@code request.timeout.ms}: how long a write to {@code
  *     __transaction_state} waits for the ISR
+ * @param addPartitionsRetryBackoffMs {@code add.partitions.to.txn.retry.backoff.ms}: how long a
+ *     leader waits before it asks again to add a partition that CONCURRENT_TRANSACTIONS refused
+ * @param addPartitionsRetryBackoffMaxMs {@code add.partitions.to.txn.retry.backoff.max.ms}: how
+ *     long it keeps asking before it answers the producer CONCURRENT_TRANSACTIONS
  */
 public record TransactionConfig(
     int topicPartitions,
@@ -26,4 +30,6 @@ public record TransactionConfig(
     int transactionalIdExpirationMs,
     int abortTimedOutIntervalMs,
     int removeExpiredIntervalMs,
-    int requestTimeoutMs) {}
+    int requestTimeoutMs,
+    int addPartitionsRetryBackoffMs,
+    int addPartitionsRetryBackoffMaxMs) {}

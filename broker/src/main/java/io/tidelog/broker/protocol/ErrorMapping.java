@@ -54,25 +54,36 @@ final class ErrorMapping {
   }
 
   /**
-   * A failed KIP-890 verification ({@code TransactionVerifier}) as Kafka 4.1's leader answers it
-   * (transaction protocol 0 and 1): INVALID_TXN_STATE for a partition not in the transaction,
-   * NOT_ENOUGH_REPLICAS (which clients retry without a metadata refresh) when no coordinator could
-   * say, INVALID_PRODUCER_EPOCH for a fenced producer.
+   * A failed KIP-890 verification or add ({@code TransactionVerifier}) as Kafka 4.1's leader
+   * answers it: a partition not in the transaction is TRANSACTION_ABORTABLE, or INVALID_TXN_STATE
+   * to clients that predate it; NOT_ENOUGH_REPLICAS (which clients retry without a metadata
+   * refresh) when no coordinator could say; INVALID_PRODUCER_EPOCH for a fenced producer;
+   * CONCURRENT_TRANSACTIONS as it is to a producer of transaction protocol 2, whose next
+   * transaction waits for the last one's markers, and as NOT_ENOUGH_REPLICAS to the others.
    */
-  static ApiException unverified(Errors error) {
+  static ApiException unverified(Errors error, TransactionOperation operation) {
     return switch (error) {
       case INVALID_TXN_STATE, CLUSTER_AUTHORIZATION_FAILED ->
           new InvalidTxnStateException("Partition was not added to the transaction");
+      case TRANSACTION_ABORTABLE ->
+          operation == TransactionOperation.VERIFY
+              ? new InvalidTxnStateException("Partition was not added to the transaction")
+              : error.exception();
+      case CONCURRENT_TRANSACTIONS ->
+          operation.adds() ? error.exception() : notEnoughReplicas(error);
       case NETWORK_EXCEPTION,
           COORDINATOR_LOAD_IN_PROGRESS,
           COORDINATOR_NOT_AVAILABLE,
-          NOT_COORDINATOR,
-          CONCURRENT_TRANSACTIONS ->
-          new NotEnoughReplicasException(
-              "Unable to verify the partition has been added to the transaction. Underlying error: "
-                  + error);
+          NOT_COORDINATOR ->
+          notEnoughReplicas(error);
       case PRODUCER_FENCED -> Errors.INVALID_PRODUCER_EPOCH.exception();
       default -> error.exception();
     };
+  }
+
+  private static ApiException notEnoughReplicas(Errors error) {
+    return new NotEnoughReplicasException(
+        "Unable to verify the partition has been added to the transaction. Underlying error: "
+            + error);
   }
 }

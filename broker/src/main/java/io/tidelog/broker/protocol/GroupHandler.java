@@ -340,7 +340,7 @@ public final class GroupHandler {
     CompletableFuture<Map<TopicPartition, Errors>> committed =
         offsets.isEmpty()
             ? CompletableFuture.completedFuture(Map.of())
-            : verifyOffsetsPartition(data)
+            : verifyOffsetsPartition(data, TransactionOperation.forTxnOffsetCommit(version))
                 .thenCompose(
                     error -> {
                       if (error != Errors.NONE) {
@@ -374,10 +374,12 @@ public final class GroupHandler {
 
   /**
    * KIP-890's check that the transaction has the group's partition of {@code __consumer_offsets}
-   * (AddOffsetsToTxn added it), as Kafka's group coordinator makes it before it writes; a failure
-   * is answered as the coordinator answers a failed write.
+   * (AddOffsetsToTxn added it), or from v5 (transaction protocol 2, which sends no AddOffsetsToTxn)
+   * its add, as Kafka's group coordinator makes it before it writes; a failure is answered as the
+   * coordinator answers a failed write.
    */
-  private CompletableFuture<Errors> verifyOffsetsPartition(TxnOffsetCommitRequestData data) {
+  private CompletableFuture<Errors> verifyOffsetsPartition(
+      TxnOffsetCommitRequestData data, TransactionOperation operation) {
     TopicMetadata offsetsTopic = metadata.topic(GroupCoordinator.OFFSETS_TOPIC).orElse(null);
     if (offsetsTopic == null) {
       return CompletableFuture.completedFuture(Errors.NONE); // the coordinator: NOT_COORDINATOR
@@ -387,14 +389,19 @@ public final class GroupHandler {
             GroupCoordinator.OFFSETS_TOPIC,
             GroupCoordinator.partitionFor(data.groupId(), offsetsTopic.partitions()));
     return verifier
-        .verify(data.transactionalId(), data.producerId(), data.producerEpoch(), Set.of(tp))
+        .addOrVerify(
+            data.transactionalId(),
+            data.producerId(),
+            data.producerEpoch(),
+            Set.of(tp),
+            operation.adds())
         .thenApply(
             errors -> {
               Errors error = errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR);
               if (error == Errors.NONE) {
                 return Errors.NONE;
               }
-              Errors mapped = Errors.forException(ErrorMapping.unverified(error));
+              Errors mapped = Errors.forException(ErrorMapping.unverified(error, operation));
               return mapped == Errors.NOT_ENOUGH_REPLICAS
                   ? Errors.COORDINATOR_NOT_AVAILABLE
                   : mapped;

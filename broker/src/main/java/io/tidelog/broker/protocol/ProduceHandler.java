@@ -1,5 +1,6 @@
 package io.tidelog.broker.protocol;
 
+import io.tidelog.broker.log.LogAppendInfo;
 import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.security.Authorization;
@@ -12,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
@@ -43,9 +46,10 @@ import org.apache.kafka.common.resource.ResourceType;
  * request's {@code transactional_id} and WRITE on it, or the whole request is answered
  * TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers it. With them, each partition of
  * transactional records is appended once the transaction's coordinator confirms that the producer's
- * ongoing transaction has it ({@link TransactionVerifier}, KIP-890), and answered as Kafka 4.1
- * answers otherwise: INVALID_TXN_STATE when the partition was not added, INVALID_PRODUCER_EPOCH for
- * a fenced producer, NOT_ENOUGH_REPLICAS (which clients retry) when no coordinator could say.
+ * ongoing transaction has it, or from v12 (transaction protocol 2) has added it ({@link
+ * TransactionVerifier}, KIP-890), and answered as Kafka 4.1 answers otherwise: INVALID_TXN_STATE
+ * when the partition was not added, INVALID_PRODUCER_EPOCH for a fenced producer,
+ * NOT_ENOUGH_REPLICAS (which clients retry) when no coordinator could say.
  */
 public final class ProduceHandler {
   private static final CompletableFuture<Errors> VERIFIED =
@@ -56,6 +60,7 @@ public final class ProduceHandler {
   private final TopicMetrics metrics;
   private final Authorization authorization;
   private final ClientQuotaManager quota;
+  private final Gates gates = new Gates();
 
   public ProduceHandler(
       ReplicaManager replicas,
@@ -121,20 +126,30 @@ public final class ProduceHandler {
       }
       accepted.add(new Accepted(tp, records, response));
     }
+    TransactionOperation operation = TransactionOperation.forProduce(header.apiVersion());
     Map<TopicPartition, CompletableFuture<Errors>> verified =
-        transactional ? verify(produce.transactionalId(), accepted) : Map.of();
+        transactional ? verify(produce.transactionalId(), accepted, operation.adds()) : Map.of();
+    // a producer's requests append in the order they came, whatever order their checks end in
+    Gate gate = transactional ? gates.enter(produce.transactionalId()) : Gate.OPEN;
+    List<CompletableFuture<?>> handedOver = new ArrayList<>();
     for (Accepted partition : accepted) {
       TopicPartition tp = partition.tp();
       MemoryRecords records = partition.records();
       PartitionProduceResponse response = partition.response();
-      appends.add(
+      CompletableFuture<CompletableFuture<LogAppendInfo>> started =
           verified
               .getOrDefault(tp, VERIFIED)
-              .thenCompose(
+              .thenCombine(gate.previous(), (error, v) -> error)
+              .thenApply(
                   error ->
                       error == Errors.NONE
                           ? replicas.append(tp, records, produce.acks(), produce.timeout())
-                          : CompletableFuture.failedFuture(ErrorMapping.unverified(error)))
+                          : CompletableFuture.failedFuture(
+                              ErrorMapping.unverified(error, operation)));
+      handedOver.add(started);
+      appends.add(
+          started
+              .thenCompose(Function.identity())
               .handle(
                   (info, e) -> {
                     if (e != null) {
@@ -153,6 +168,8 @@ public final class ProduceHandler {
                     return null;
                   }));
     }
+    CompletableFuture.allOf(handedOver.toArray(CompletableFuture[]::new))
+        .whenComplete((v, e) -> gate.leave());
     ProduceResponseData data = new ProduceResponseData();
     topicResponses.values().forEach(data.responses()::add);
     long bytes = 0;
@@ -167,11 +184,12 @@ public final class ProduceHandler {
   }
 
   /**
-   * Asks the transaction's coordinator whether it has the partitions of transactional records
-   * (KIP-890), in one question per producer id and epoch (a request normally has one).
+   * Asks the transaction's coordinator whether it has the partitions of transactional records, or
+   * with {@code add} to add them (KIP-890), in one question per producer id and epoch (a request
+   * normally has one).
    */
   private Map<TopicPartition, CompletableFuture<Errors>> verify(
-      String transactionalId, List<Accepted> accepted) {
+      String transactionalId, List<Accepted> accepted, boolean add) {
     Map<ProducerEpoch, Set<TopicPartition>> byProducer = new HashMap<>();
     for (Accepted partition : accepted) {
       if (isTransactional(partition.records())) {
@@ -186,7 +204,7 @@ public final class ProduceHandler {
     byProducer.forEach(
         (producer, tps) -> {
           CompletableFuture<Map<TopicPartition, Errors>> answer =
-              verifier.verify(transactionalId, producer.id(), producer.epoch(), tps);
+              verifier.addOrVerify(transactionalId, producer.id(), producer.epoch(), tps, add);
           tps.forEach(
               tp ->
                   verified.put(
@@ -198,6 +216,53 @@ public final class ProduceHandler {
   }
 
   private record ProducerEpoch(long id, short epoch) {}
+
+  /**
+   * One transactional producer's place in line: its request appends once {@link #previous} is done,
+   * which the request before it completes when it has handed its batches to the partitions.
+   */
+  private static final class Gate {
+    static final Gate OPEN = new Gate(CompletableFuture.completedFuture(null), () -> {});
+
+    private final CompletableFuture<Void> previous;
+    private final Runnable onLeave;
+
+    Gate(CompletableFuture<Void> previous, Runnable onLeave) {
+      this.previous = previous;
+      this.onLeave = onLeave;
+    }
+
+    CompletableFuture<Void> previous() {
+      return previous;
+    }
+
+    void leave() {
+      onLeave.run();
+    }
+  }
+
+  /**
+   * The line of each transactional id with a request between its check and its append: a request
+   * whose check waits for the coordinator (an add retried after CONCURRENT_TRANSACTIONS, say) holds
+   * back the producer's later requests, as Kafka's one request at a time per connection does. An id
+   * leaves the map when its last request has appended, so the map holds no more than the requests
+   * in flight.
+   */
+  private static final class Gates {
+    private final ConcurrentHashMap<String, CompletableFuture<Void>> last =
+        new ConcurrentHashMap<>();
+
+    Gate enter(String transactionalId) {
+      CompletableFuture<Void> mine = new CompletableFuture<>();
+      CompletableFuture<Void> previous = last.put(transactionalId, mine);
+      return new Gate(
+          previous == null ? CompletableFuture.completedFuture(null) : previous,
+          () -> {
+            mine.complete(null);
+            last.remove(transactionalId, mine);
+          });
+    }
+  }
 
   /** A partition that passed the request's checks, to append. */
   private record Accepted(

@@ -87,7 +87,8 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
         ApiKeys.API_VERSIONS,
         (c, r) ->
             CompletableFuture.completedFuture(
-                new ApiVersionsResponse(SupportedApis.apiVersions(Errors.NONE))));
+                new ApiVersionsResponse(
+                    SupportedApis.apiVersions(Errors.NONE, c.header.apiVersion()))));
     serve(ApiKeys.METADATA, apis.metadata()::handle);
     serve(ApiKeys.PRODUCE, apis.produce()::handle);
     serve(ApiKeys.FETCH, apis.fetch()::handle);

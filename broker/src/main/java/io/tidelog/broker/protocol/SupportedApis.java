@@ -5,8 +5,13 @@ import java.util.Map;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersionCollection;
+import org.apache.kafka.common.message.ApiVersionsResponseData.FinalizedFeatureKey;
+import org.apache.kafka.common.message.ApiVersionsResponseData.FinalizedFeatureKeyCollection;
+import org.apache.kafka.common.message.ApiVersionsResponseData.SupportedFeatureKey;
+import org.apache.kafka.common.message.ApiVersionsResponseData.SupportedFeatureKeyCollection;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.server.common.TransactionVersion;
 
 /**
  * The APIs and versions the broker serves, and advertises in ApiVersions: exactly what works.
@@ -18,6 +23,11 @@ final class SupportedApis {
    * refused.
    */
   static final short PRODUCE_MIN_SERVED = 3;
+
+  /** The transaction protocol every broker finalizes: KIP-890's epoch bump per transaction. */
+  static final TransactionVersion TRANSACTION_VERSION = TransactionVersion.TV_2;
+
+  private static final long FINALIZED_FEATURES_EPOCH = 1;
 
   private static final Map<ApiKeys, short[]> RANGES = new EnumMap<>(ApiKeys.class);
 
@@ -38,12 +48,12 @@ final class SupportedApis {
     RANGES.put(ApiKeys.DESCRIBE_PRODUCERS, new short[] {0, 0});
     RANGES.put(ApiKeys.ELECT_LEADERS, new short[] {0, 2});
     RANGES.put(ApiKeys.WRITE_TXN_MARKERS, new short[] {1, 1});
-    // transaction protocol versions 0 and 1: EndTxn v5 and TxnOffsetCommit v5 are KIP-890's
-    // version 2, which a client uses only once the transaction.version feature says 2
+    // EndTxn v5, TxnOffsetCommit v5 and Produce v12 are transaction protocol 2 (KIP-890), which
+    // a client uses once the transaction.version feature says 2
     RANGES.put(ApiKeys.ADD_PARTITIONS_TO_TXN, new short[] {0, 5});
     RANGES.put(ApiKeys.ADD_OFFSETS_TO_TXN, new short[] {0, 4});
-    RANGES.put(ApiKeys.END_TXN, new short[] {0, 4});
-    RANGES.put(ApiKeys.TXN_OFFSET_COMMIT, new short[] {0, 4});
+    RANGES.put(ApiKeys.END_TXN, new short[] {0, 5});
+    RANGES.put(ApiKeys.TXN_OFFSET_COMMIT, new short[] {0, 5});
     RANGES.put(ApiKeys.DESCRIBE_TRANSACTIONS, new short[] {0, 0});
     RANGES.put(ApiKeys.LIST_TRANSACTIONS, new short[] {0, 2});
     RANGES.put(ApiKeys.ALTER_CONFIGS, new short[] {0, 2});
@@ -83,6 +93,33 @@ final class SupportedApis {
     short[] range = RANGES.get(api);
     short min = api == ApiKeys.PRODUCE ? PRODUCE_MIN_SERVED : range == null ? 0 : range[0];
     return range != null && version >= min && version <= range[1];
+  }
+
+  /**
+   * ApiVersions' answer. From v3 it names the features: {@code transaction.version} 2, finalized at
+   * the same level on every broker (a constant epoch, as nothing changes it), so that clients speak
+   * transaction protocol 2.
+   */
+  static ApiVersionsResponseData apiVersions(Errors error, short version) {
+    ApiVersionsResponseData data = apiVersions(error);
+    if (version >= 3) {
+      SupportedFeatureKeyCollection supported = new SupportedFeatureKeyCollection();
+      supported.add(
+          new SupportedFeatureKey()
+              .setName(TransactionVersion.FEATURE_NAME)
+              .setMinVersion((short) 0)
+              .setMaxVersion(TRANSACTION_VERSION.featureLevel()));
+      FinalizedFeatureKeyCollection finalized = new FinalizedFeatureKeyCollection();
+      finalized.add(
+          new FinalizedFeatureKey()
+              .setName(TransactionVersion.FEATURE_NAME)
+              .setMinVersionLevel(TRANSACTION_VERSION.featureLevel())
+              .setMaxVersionLevel(TRANSACTION_VERSION.featureLevel()));
+      data.setSupportedFeatures(supported)
+          .setFinalizedFeatures(finalized)
+          .setFinalizedFeaturesEpoch(FINALIZED_FEATURES_EPOCH);
+    }
+    return data;
   }
 
   static ApiVersionsResponseData apiVersions(Errors error) {

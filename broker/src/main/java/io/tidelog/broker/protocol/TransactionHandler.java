@@ -50,6 +50,7 @@ import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.coordinator.transaction.TransactionState;
+import org.apache.kafka.server.common.TransactionVersion;
 
 /**
  * The transaction APIs a producer and the admin tools send to a transactional id's coordinator:
@@ -164,7 +165,12 @@ public final class TransactionHandler {
               errors -> AddPartitionsToTxnResponse.resultForTransaction(transactionalId, errors));
     }
     return coordinator
-        .addPartitions(transactionalId, txn.producerId(), txn.producerEpoch(), accepted)
+        .addPartitions(
+            transactionalId,
+            txn.producerId(),
+            txn.producerEpoch(),
+            accepted,
+            version > 3 ? TransactionVersion.TV_2 : TransactionVersion.TV_0)
         .thenApply(
             error ->
                 add.errorResponseForTransaction(
@@ -195,7 +201,11 @@ public final class TransactionHandler {
             GroupCoordinator.partitionFor(data.groupId(), partitions));
     return coordinator
         .addPartitions(
-            data.transactionalId(), data.producerId(), data.producerEpoch(), Set.of(offsets))
+            data.transactionalId(),
+            data.producerId(),
+            data.producerEpoch(),
+            Set.of(offsets),
+            TransactionVersion.TV_0)
         .thenApply(error -> addOffsetsResponse(ErrorMapping.fencedAs(error, version, 2)));
   }
 
@@ -214,8 +224,18 @@ public final class TransactionHandler {
     }
     return coordinator
         .endTransaction(
-            data.transactionalId(), data.producerId(), data.producerEpoch(), data.committed())
-        .thenApply(error -> endTxnResponse(ErrorMapping.fencedAs(error, version, 2)));
+            data.transactionalId(),
+            data.producerId(),
+            data.producerEpoch(),
+            data.committed(),
+            version > 4 ? TransactionVersion.TV_2 : TransactionVersion.TV_0)
+        .thenApply(
+            answer ->
+                new EndTxnResponse(
+                    new EndTxnResponseData()
+                        .setErrorCode(ErrorMapping.fencedAs(answer.error(), version, 2).code())
+                        .setProducerId(answer.producerId())
+                        .setProducerEpoch(answer.producerEpoch())));
   }
 
   private static EndTxnResponse endTxnResponse(Errors error) {

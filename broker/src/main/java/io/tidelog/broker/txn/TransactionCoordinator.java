@@ -39,6 +39,7 @@ import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.coordinator.transaction.TransactionState;
 import org.apache.kafka.coordinator.transaction.TxnTransitMetadata;
+import org.apache.kafka.server.common.TransactionVersion;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,10 +72,13 @@ public final class TransactionCoordinator implements AutoCloseable {
   private static final int QUEUE_CAPACITY = 10_000;
   private static final long LOAD_READ_TIMEOUT_MS = 30_000;
 
-  /** InitProducerId's answer: a producer id and epoch, or an error. */
-  public record InitResult(long producerId, short producerEpoch, Errors error) {
-    static InitResult failed(Errors error) {
-      return new InitResult(RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, error);
+  /**
+   * A producer id and epoch, or an error: InitProducerId's answer, and EndTxn's, whose epoch is the
+   * next transaction's under transaction protocol 2.
+   */
+  public record ProducerAnswer(long producerId, short producerEpoch, Errors error) {
+    static ProducerAnswer of(Errors error) {
+      return new ProducerAnswer(RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, error);
     }
   }
 
@@ -235,21 +239,21 @@ public final class TransactionCoordinator implements AutoCloseable {
    *     else -1
    * @param expectedEpoch its epoch then, else -1
    */
-  public CompletableFuture<InitResult> initProducerId(
+  public CompletableFuture<ProducerAnswer> initProducerId(
       String transactionalId, int timeoutMs, long expectedProducerId, short expectedEpoch) {
     if (transactionalId.isEmpty()) {
-      return CompletableFuture.completedFuture(InitResult.failed(Errors.INVALID_REQUEST));
+      return CompletableFuture.completedFuture(ProducerAnswer.of(Errors.INVALID_REQUEST));
     }
     if (timeoutMs <= 0 || timeoutMs > config.maxTimeoutMs()) {
       return CompletableFuture.completedFuture(
-          InitResult.failed(Errors.INVALID_TRANSACTION_TIMEOUT));
+          ProducerAnswer.of(Errors.INVALID_TRANSACTION_TIMEOUT));
     }
     return init(transactionalId, timeoutMs, expectedProducerId, expectedEpoch, null)
-        .exceptionally(e -> InitResult.failed(errorOf(e)));
+        .exceptionally(e -> ProducerAnswer.of(errorOf(e)));
   }
 
   /** On the coordinator thread, with {@code freshProducerId} once one was needed and taken. */
-  private CompletableFuture<InitResult> init(
+  private CompletableFuture<ProducerAnswer> init(
       String transactionalId,
       int timeoutMs,
       long expectedProducerId,
@@ -272,26 +276,24 @@ public final class TransactionCoordinator implements AutoCloseable {
               }
               boolean hasExpected = expectedProducerId != RecordBatch.NO_PRODUCER_ID;
               if (txn.hasPendingTransition()) {
-                return done(InitResult.failed(Errors.CONCURRENT_TRANSACTIONS));
+                return done(ProducerAnswer.of(Errors.CONCURRENT_TRANSACTIONS));
               }
               if (hasExpected
                   && txn.producerEpoch != RecordBatch.NO_PRODUCER_EPOCH
                   && expectedProducerId != txn.producerId) {
-                return done(InitResult.failed(Errors.PRODUCER_FENCED));
+                return done(ProducerAnswer.of(Errors.PRODUCER_FENCED));
               }
               switch (txn.state) {
                 case PREPARE_ABORT, PREPARE_COMMIT -> {
-                  return done(InitResult.failed(Errors.CONCURRENT_TRANSACTIONS));
+                  return done(ProducerAnswer.of(Errors.CONCURRENT_TRANSACTIONS));
                 }
                 case ONGOING -> {
                   // Abort what the previous producer left open, at a bumped epoch that fences it;
                   // the producer retries and gets an epoch of its own once the abort is written
-                  TxnTransitMetadata fence = txn.prepareFenceProducerEpoch();
-                  return endTransaction(
-                          part, txn, fence.producerId(), fence.producerEpoch(), false, false)
+                  return abortFenced(part, txn, txn.prepareFenceProducerEpoch())
                       .thenApply(
                           error ->
-                              InitResult.failed(
+                              ProducerAnswer.of(
                                   error == Errors.NONE ? Errors.CONCURRENT_TRANSACTIONS : error));
                 }
                 case EMPTY, COMPLETE_ABORT, COMPLETE_COMMIT -> {
@@ -314,7 +316,7 @@ public final class TransactionCoordinator implements AutoCloseable {
                       .thenApply(
                           error -> {
                             if (error != Errors.NONE) {
-                              return InitResult.failed(error);
+                              return ProducerAnswer.of(error);
                             }
                             LOG.info(
                                 "Initialized {} with producer id {} at epoch {} on {}",
@@ -322,7 +324,7 @@ public final class TransactionCoordinator implements AutoCloseable {
                                 next.producerId(),
                                 next.producerEpoch(),
                                 part.tp);
-                            return new InitResult(
+                            return new ProducerAnswer(
                                 next.producerId(), next.producerEpoch(), Errors.NONE);
                           });
                 }
@@ -333,16 +335,25 @@ public final class TransactionCoordinator implements AutoCloseable {
         .thenCompose(Function.identity());
   }
 
-  private CompletableFuture<InitResult> needsProducerId(
+  private CompletableFuture<ProducerAnswer> needsProducerId(
       String transactionalId, int timeoutMs, long expectedProducerId, short expectedEpoch) {
     return producerIds
         .next()
         .thenCompose(id -> init(transactionalId, timeoutMs, expectedProducerId, expectedEpoch, id));
   }
 
-  /** AddPartitionsToTxn: records that the transaction writes to {@code added}. */
+  /**
+   * AddPartitionsToTxn: records that the transaction writes to {@code added}, and starts it when
+   * none is ongoing.
+   *
+   * @param version the producer's transaction protocol, as its request's version says it
+   */
   public CompletableFuture<Errors> addPartitions(
-      String transactionalId, long producerId, short producerEpoch, Set<TopicPartition> added) {
+      String transactionalId,
+      long producerId,
+      short producerEpoch,
+      Set<TopicPartition> added,
+      TransactionVersion version) {
     if (transactionalId == null || transactionalId.isEmpty()) {
       return CompletableFuture.completedFuture(Errors.INVALID_REQUEST);
     }
@@ -364,7 +375,8 @@ public final class TransactionCoordinator implements AutoCloseable {
               if (txn.state == TransactionState.ONGOING && txn.partitions.containsAll(added)) {
                 return done(Errors.NONE);
               }
-              return write(part, txn, txn.prepareAddPartitions(added, time.milliseconds()));
+              return write(
+                  part, txn, txn.prepareAddPartitions(added, time.milliseconds(), version));
             })
         .thenCompose(Function.identity())
         .exceptionally(TransactionCoordinator::errorOf);
@@ -373,7 +385,7 @@ public final class TransactionCoordinator implements AutoCloseable {
   /**
    * The check a partition leader asks for before it appends a transaction's first records
    * (KIP-890): for each partition, NONE when the ongoing transaction of this producer and epoch has
-   * it, INVALID_TXN_STATE when it does not.
+   * it, TRANSACTION_ABORTABLE when it does not.
    */
   public CompletableFuture<Map<TopicPartition, Errors>> verifyPartitions(
       String transactionalId, long producerId, short producerEpoch, Set<TopicPartition> written) {
@@ -396,7 +408,7 @@ public final class TransactionCoordinator implements AutoCloseable {
                     tp,
                     all != null
                         ? all
-                        : txn.partitions.contains(tp) ? Errors.NONE : Errors.INVALID_TXN_STATE);
+                        : txn.partitions.contains(tp) ? Errors.NONE : Errors.TRANSACTION_ABORTABLE);
               }
               return errors;
             })
@@ -408,19 +420,197 @@ public final class TransactionCoordinator implements AutoCloseable {
             });
   }
 
-  /** EndTxn: commits or aborts the producer's ongoing transaction. */
-  public CompletableFuture<Errors> endTransaction(
-      String transactionalId, long producerId, short producerEpoch, boolean commit) {
+  /**
+   * EndTxn: commits or aborts the producer's ongoing transaction. Under transaction protocol 2 the
+   * answer carries the producer id and epoch of its next transaction.
+   *
+   * @param version the producer's transaction protocol, as its request's version says it
+   */
+  public CompletableFuture<ProducerAnswer> endTransaction(
+      String transactionalId,
+      long producerId,
+      short producerEpoch,
+      boolean commit,
+      TransactionVersion version) {
     if (transactionalId == null || transactionalId.isEmpty()) {
-      return CompletableFuture.completedFuture(Errors.INVALID_REQUEST);
+      return CompletableFuture.completedFuture(ProducerAnswer.of(Errors.INVALID_REQUEST));
     }
     return onPartition(
             transactionalId,
-            part ->
-                endTransaction(
-                    part, part.get(transactionalId), producerId, producerEpoch, commit, true))
+            part -> {
+              TransactionMetadata txn = part.get(transactionalId);
+              return version.supportsEpochBump()
+                  ? endTransactionBumping(part, txn, producerId, producerEpoch, commit, true)
+                  : endTransaction(part, txn, producerId, producerEpoch, commit, true)
+                      .thenApply(ProducerAnswer::of);
+            })
         .thenCompose(Function.identity())
-        .exceptionally(TransactionCoordinator::errorOf);
+        .exceptionally(e -> ProducerAnswer.of(errorOf(e)));
+  }
+
+  /**
+   * The coordinator's own abort of an ongoing transaction (its timeout, or a new producer's
+   * InitProducerId), at the epoch {@code fence} bumped, in the protocol of the transaction.
+   */
+  private CompletableFuture<Errors> abortFenced(
+      TransactionPartition part, TransactionMetadata txn, TxnTransitMetadata fence) {
+    return txn.clientTransactionVersion.supportsEpochBump()
+        ? endTransactionBumping(part, txn, fence.producerId(), fence.producerEpoch(), false, false)
+            .thenApply(ProducerAnswer::error)
+        : endTransaction(part, txn, fence.producerId(), fence.producerEpoch(), false, false);
+  }
+
+  /**
+   * On the coordinator thread, EndTxn of transaction protocol 2 (Kafka's {@code endTransaction}):
+   * the epoch goes up by one at every end, so the retry of an EndTxn that succeeded carries the
+   * epoch before it, and an abort is accepted with no transaction ongoing:
+   *
+   * <pre>
+   *                 | abort: retry / current | commit: retry / current
+   * Empty           | PRODUCER_FENCED / bump | PRODUCER_FENCED / INVALID_TXN_STATE
+   * CompleteAbort   | NONE / bump            | INVALID_TXN_STATE / INVALID_TXN_STATE
+   * CompleteCommit  | INVALID_TXN_STATE/bump | NONE / INVALID_TXN_STATE
+   * </pre>
+   */
+  private CompletableFuture<ProducerAnswer> endTransactionBumping(
+      TransactionPartition part,
+      TransactionMetadata txn,
+      long producerId,
+      short producerEpoch,
+      boolean commit,
+      boolean fromClient) {
+    if (txn == null) {
+      return done(ProducerAnswer.of(Errors.INVALID_PRODUCER_ID_MAPPING));
+    }
+    boolean fence = txn.pendingState == TransactionState.PREPARE_EPOCH_FENCE;
+    boolean retryOnOverflow =
+        !fence
+            && txn.previousProducerId == producerId
+            && producerEpoch == Short.MAX_VALUE - 1
+            && txn.producerEpoch == 0;
+    boolean retryOnBump = !fence && txn.producerEpoch == producerEpoch + 1;
+    boolean validEpoch =
+        fence
+            ? (!fromClient || producerEpoch == txn.producerEpoch)
+                && producerEpoch >= txn.producerEpoch
+            : switch (txn.state) {
+              case ONGOING, EMPTY, DEAD, PREPARE_EPOCH_FENCE -> producerEpoch == txn.producerEpoch;
+              case PREPARE_COMMIT, PREPARE_ABORT -> retryOnBump;
+              case COMPLETE_COMMIT, COMPLETE_ABORT ->
+                  retryOnBump || retryOnOverflow || producerEpoch == txn.producerEpoch;
+            };
+    boolean retry = retryOnBump || retryOnOverflow;
+    if (txn.producerId != producerId && !retryOnOverflow) {
+      return done(ProducerAnswer.of(Errors.INVALID_PRODUCER_ID_MAPPING));
+    }
+    if (!validEpoch) {
+      return done(ProducerAnswer.of(Errors.PRODUCER_FENCED));
+    }
+    if (txn.hasPendingTransition() && !fence) {
+      return done(ProducerAnswer.of(Errors.CONCURRENT_TRANSACTIONS));
+    }
+    ProducerAnswer unchanged = new ProducerAnswer(txn.producerId, txn.producerEpoch, Errors.NONE);
+    return switch (txn.state) {
+      case ONGOING ->
+          endBumping(
+              part,
+              txn,
+              producerEpoch,
+              commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT,
+              fence,
+              false);
+      case COMPLETE_COMMIT ->
+          commit
+              ? done(retry ? unchanged : ProducerAnswer.of(Errors.INVALID_TXN_STATE))
+              : retry
+                  ? done(ProducerAnswer.of(Errors.INVALID_TXN_STATE))
+                  : endBumping(
+                      part, txn, producerEpoch, TransactionState.PREPARE_ABORT, fence, true);
+      case COMPLETE_ABORT ->
+          !commit && retry
+              ? done(unchanged)
+              : !commit
+                  ? endBumping(
+                      part, txn, producerEpoch, TransactionState.PREPARE_ABORT, fence, true)
+                  : done(ProducerAnswer.of(Errors.INVALID_TXN_STATE));
+      case PREPARE_COMMIT ->
+          done(
+              ProducerAnswer.of(
+                  commit ? Errors.CONCURRENT_TRANSACTIONS : Errors.INVALID_TXN_STATE));
+      case PREPARE_ABORT ->
+          done(
+              ProducerAnswer.of(
+                  commit ? Errors.INVALID_TXN_STATE : Errors.CONCURRENT_TRANSACTIONS));
+      case EMPTY ->
+          commit
+              ? done(ProducerAnswer.of(Errors.INVALID_TXN_STATE))
+              : endBumping(part, txn, producerEpoch, TransactionState.PREPARE_ABORT, fence, true);
+      default -> throw new IllegalStateException(txn.transactionalId + " is in state " + txn.state);
+    };
+  }
+
+  /**
+   * On the coordinator thread: writes PrepareCommit or PrepareAbort at the next epoch (and with a
+   * next producer id once the epochs are exhausted), answers with what the producer uses next, and
+   * writes the markers.
+   */
+  private CompletableFuture<ProducerAnswer> endBumping(
+      TransactionPartition part,
+      TransactionMetadata txn,
+      short producerEpoch,
+      TransactionState next,
+      boolean fence,
+      boolean noPartitionAdded) {
+    if (!fence && txn.isProducerEpochExhausted()) {
+      TransactionState before = txn.state;
+      return producerIds
+          .next()
+          .thenComposeAsync(
+              id ->
+                  owns(part)
+                          && part.get(txn.transactionalId) == txn
+                          && !txn.hasPendingTransition()
+                          && txn.state == before
+                          && txn.producerEpoch == producerEpoch
+                      ? prepareEndBumping(
+                          part, txn, producerEpoch, next, false, noPartitionAdded, id)
+                      : done(ProducerAnswer.of(Errors.CONCURRENT_TRANSACTIONS)),
+              thread);
+    }
+    return prepareEndBumping(
+        part, txn, producerEpoch, next, fence, noPartitionAdded, RecordBatch.NO_PRODUCER_ID);
+  }
+
+  private CompletableFuture<ProducerAnswer> prepareEndBumping(
+      TransactionPartition part,
+      TransactionMetadata txn,
+      short producerEpoch,
+      TransactionState next,
+      boolean fence,
+      boolean noPartitionAdded,
+      long nextProducerId) {
+    if (fence) {
+      txn.abandon();
+      txn.producerEpoch = producerEpoch;
+      txn.lastProducerEpoch = RecordBatch.NO_PRODUCER_EPOCH;
+    }
+    TxnTransitMetadata prepared =
+        txn.prepareAbortOrCommit(
+            next, TransactionVersion.TV_2, nextProducerId, time.milliseconds(), noPartitionAdded);
+    return write(part, txn, prepared)
+        .thenApply(
+            error -> {
+              if (error != Errors.NONE) {
+                if (fence) {
+                  txn.failedEpochFence = true;
+                }
+                return ProducerAnswer.of(error);
+              }
+              completeTransaction(part, txn);
+              return txn.nextProducerId != RecordBatch.NO_PRODUCER_ID
+                  ? new ProducerAnswer(txn.nextProducerId, (short) 0, Errors.NONE)
+                  : new ProducerAnswer(txn.producerId, txn.producerEpoch, Errors.NONE);
+            });
   }
 
   /**
@@ -456,7 +646,13 @@ public final class TransactionCoordinator implements AutoCloseable {
           txn.lastProducerEpoch = RecordBatch.NO_PRODUCER_EPOCH;
         }
         boolean fencing = fence;
-        TxnTransitMetadata prepared = txn.prepareAbortOrCommit(next, time.milliseconds());
+        TxnTransitMetadata prepared =
+            txn.prepareAbortOrCommit(
+                next,
+                TransactionVersion.TV_0,
+                RecordBatch.NO_PRODUCER_ID,
+                time.milliseconds(),
+                false);
         return write(part, txn, prepared)
             .thenApply(
                 error -> {
@@ -619,8 +815,7 @@ public final class TransactionCoordinator implements AutoCloseable {
               txn.transactionalId,
               nowMs - txn.startTimestampMs,
               txn.timeoutMs);
-          TxnTransitMetadata fence = txn.prepareFenceProducerEpoch();
-          endTransaction(part, txn, fence.producerId(), fence.producerEpoch(), false, false)
+          abortFenced(part, txn, txn.prepareFenceProducerEpoch())
               .thenAccept(
                   error -> {
                     if (error == Errors.NONE) {

@@ -26,6 +26,18 @@ final class TransactionMetadata {
   /** The epoch before the last bump the producer asked for, to answer its retry (KIP-360). */
   short lastProducerEpoch;
 
+  /** The producer id before the last one, to answer the retry of an EndTxn that rotated it. */
+  long previousProducerId = RecordBatch.NO_PRODUCER_ID;
+
+  /**
+   * The producer id a transaction ending with exhausted epochs moves to once its markers are
+   * written (transaction protocol 2); -1 otherwise.
+   */
+  long nextProducerId = RecordBatch.NO_PRODUCER_ID;
+
+  /** The transaction protocol of the producer's last change: 2 bumps the epoch at each end. */
+  TransactionVersion clientTransactionVersion = TransactionVersion.TV_0;
+
   int timeoutMs;
   TransactionState state;
   final Set<TopicPartition> partitions = new HashSet<>();
@@ -57,6 +69,9 @@ final class TransactionMetadata {
             stored.txnTimeoutMs(),
             stored.txnLastUpdateTimestamp());
     metadata.producerEpoch = stored.producerEpoch();
+    metadata.previousProducerId = stored.prevProducerId();
+    metadata.nextProducerId = stored.nextProducerId();
+    metadata.clientTransactionVersion = stored.clientTransactionVersion();
     metadata.state = stored.txnState();
     metadata.partitions.addAll(stored.topicPartitions());
     metadata.startTimestampMs = stored.txnStartTimestamp();
@@ -80,16 +95,10 @@ final class TransactionMetadata {
     if (producerEpoch == Short.MAX_VALUE) {
       throw new IllegalStateException("Cannot fence producer epoch " + producerEpoch);
     }
-    short bumped = failedEpochFence ? producerEpoch : (short) (producerEpoch + 1);
-    return prepare(
-        TransactionState.PREPARE_EPOCH_FENCE,
-        producerId,
-        bumped,
-        RecordBatch.NO_PRODUCER_EPOCH,
-        timeoutMs,
-        Set.copyOf(partitions),
-        startTimestampMs,
-        lastUpdateTimestampMs);
+    Transition next = new Transition(TransactionState.PREPARE_EPOCH_FENCE);
+    next.epoch = failedEpochFence ? producerEpoch : (short) (producerEpoch + 1);
+    next.lastEpoch = RecordBatch.NO_PRODUCER_EPOCH;
+    return prepare(next);
   }
 
   /**
@@ -105,17 +114,16 @@ final class TransactionMetadata {
       throw new IllegalStateException("No epochs left for producer id " + producerId);
     }
     short bumped = (short) (producerEpoch + 1);
-    short nextEpoch;
-    short lastEpoch;
+    Transition next = new Transition(TransactionState.EMPTY);
     if (!hasExpected) {
-      nextEpoch = bumped;
-      lastEpoch = RecordBatch.NO_PRODUCER_EPOCH;
+      next.epoch = bumped;
+      next.lastEpoch = RecordBatch.NO_PRODUCER_EPOCH;
     } else if (producerEpoch == RecordBatch.NO_PRODUCER_EPOCH || expectedEpoch == producerEpoch) {
-      nextEpoch = bumped;
-      lastEpoch = producerEpoch;
+      next.epoch = bumped;
+      next.lastEpoch = producerEpoch;
     } else if (expectedEpoch == lastProducerEpoch) {
-      nextEpoch = producerEpoch;
-      lastEpoch = lastProducerEpoch;
+      next.epoch = producerEpoch;
+      next.lastEpoch = lastProducerEpoch;
     } else {
       throw new ProducerFencedException(
           "Epoch "
@@ -125,121 +133,136 @@ final class TransactionMetadata {
               + " nor the last one "
               + lastProducerEpoch);
     }
-    return prepare(
-        TransactionState.EMPTY,
-        producerId,
-        nextEpoch,
-        lastEpoch,
-        newTimeoutMs,
-        Set.of(),
-        -1,
-        nowMs);
+    next.timeoutMs = newTimeoutMs;
+    next.partitions = Set.of();
+    next.startMs = -1;
+    next.updateMs = nowMs;
+    return prepare(next);
   }
 
   /** A new producer id at epoch 0, once the epochs of the current one are exhausted. */
   TxnTransitMetadata prepareProducerIdRotation(
       long newProducerId, int newTimeoutMs, long nowMs, boolean recordLastEpoch) {
-    return prepare(
-        TransactionState.EMPTY,
-        newProducerId,
-        (short) 0,
-        recordLastEpoch ? producerEpoch : RecordBatch.NO_PRODUCER_EPOCH,
-        newTimeoutMs,
-        Set.of(),
-        -1,
-        nowMs);
+    Transition next = new Transition(TransactionState.EMPTY);
+    next.producerId = newProducerId;
+    next.epoch = 0;
+    next.lastEpoch = recordLastEpoch ? producerEpoch : RecordBatch.NO_PRODUCER_EPOCH;
+    next.timeoutMs = newTimeoutMs;
+    next.partitions = Set.of();
+    next.startMs = -1;
+    next.updateMs = nowMs;
+    return prepare(next);
   }
 
-  TxnTransitMetadata prepareAddPartitions(Set<TopicPartition> added, long nowMs) {
-    long start =
+  TxnTransitMetadata prepareAddPartitions(
+      Set<TopicPartition> added, long nowMs, TransactionVersion version) {
+    Transition next = new Transition(TransactionState.ONGOING);
+    next.startMs =
         switch (state) {
           case EMPTY, COMPLETE_ABORT, COMPLETE_COMMIT -> nowMs;
           default -> startTimestampMs;
         };
     Set<TopicPartition> all = new HashSet<>(partitions);
     all.addAll(added);
-    return prepare(
-        TransactionState.ONGOING,
-        producerId,
-        producerEpoch,
-        lastProducerEpoch,
-        timeoutMs,
-        Set.copyOf(all),
-        start,
-        nowMs);
+    next.partitions = Set.copyOf(all);
+    next.updateMs = nowMs;
+    next.version = version;
+    return prepare(next);
   }
 
-  TxnTransitMetadata prepareAbortOrCommit(TransactionState next, long nowMs) {
-    return prepare(
-        next,
-        producerId,
-        producerEpoch,
-        lastProducerEpoch,
-        timeoutMs,
-        Set.copyOf(partitions),
-        startTimestampMs,
-        nowMs);
+  /**
+   * PrepareCommit or PrepareAbort. A producer of transaction protocol 2 gets the next epoch (its
+   * markers carry it, which fences the transaction's late writes), and with the epochs exhausted,
+   * {@code nextProducerId} to move to once the markers are written.
+   *
+   * @param noPartitionAdded an abort of protocol 2 that no partition joined: it starts now
+   */
+  TxnTransitMetadata prepareAbortOrCommit(
+      TransactionState state,
+      TransactionVersion version,
+      long nextProducerId,
+      long nowMs,
+      boolean noPartitionAdded) {
+    Transition next = new Transition(state);
+    if (version.supportsEpochBump()) {
+      next.epoch = (short) (producerEpoch + 1);
+      next.lastEpoch = producerEpoch;
+    }
+    next.startMs = noPartitionAdded ? nowMs : startTimestampMs;
+    next.nextProducerId = nextProducerId;
+    next.updateMs = nowMs;
+    next.version = version;
+    return prepare(next);
   }
 
+  /**
+   * CompleteCommit or CompleteAbort, once the markers are written; a transaction of protocol 2 that
+   * exhausted its epochs moves to its next producer id, at epoch 0.
+   */
   TxnTransitMetadata prepareComplete(long nowMs) {
-    TransactionState next =
-        state == TransactionState.PREPARE_COMMIT
-            ? TransactionState.COMPLETE_COMMIT
-            : TransactionState.COMPLETE_ABORT;
     failedEpochFence = false;
-    return prepare(
-        next,
-        producerId,
-        producerEpoch,
-        lastProducerEpoch,
-        timeoutMs,
-        Set.of(),
-        startTimestampMs,
-        nowMs);
+    Transition next =
+        new Transition(
+            state == TransactionState.PREPARE_COMMIT
+                ? TransactionState.COMPLETE_COMMIT
+                : TransactionState.COMPLETE_ABORT);
+    if (clientTransactionVersion.supportsEpochBump()
+        && nextProducerId != RecordBatch.NO_PRODUCER_ID) {
+      next.producerId = nextProducerId;
+      next.epoch = 0;
+    }
+    next.nextProducerId = RecordBatch.NO_PRODUCER_ID;
+    next.partitions = Set.of();
+    next.updateMs = nowMs;
+    return prepare(next);
   }
 
   TxnTransitMetadata prepareDead() {
-    return prepare(
-        TransactionState.DEAD,
-        producerId,
-        producerEpoch,
-        lastProducerEpoch,
-        timeoutMs,
-        Set.of(),
-        startTimestampMs,
-        lastUpdateTimestampMs);
+    Transition next = new Transition(TransactionState.DEAD);
+    next.partitions = Set.of();
+    return prepare(next);
   }
 
-  private TxnTransitMetadata prepare(
-      TransactionState next,
-      long newProducerId,
-      short newEpoch,
-      short newLastEpoch,
-      int newTimeoutMs,
-      Set<TopicPartition> newPartitions,
-      long newStartMs,
-      long updateMs) {
+  /** A change being prepared: the current values, then what the change sets. */
+  private final class Transition {
+    final TransactionState state;
+    long producerId = TransactionMetadata.this.producerId;
+    long nextProducerId = TransactionMetadata.this.nextProducerId;
+    short epoch = producerEpoch;
+    short lastEpoch = lastProducerEpoch;
+    int timeoutMs = TransactionMetadata.this.timeoutMs;
+    Set<TopicPartition> partitions = Set.copyOf(TransactionMetadata.this.partitions);
+    long startMs = startTimestampMs;
+    long updateMs = lastUpdateTimestampMs;
+    TransactionVersion version = clientTransactionVersion;
+
+    Transition(TransactionState state) {
+      this.state = state;
+    }
+  }
+
+  private TxnTransitMetadata prepare(Transition next) {
     if (pendingState != null) {
       throw new IllegalStateException(
-          transactionalId + " is already moving to " + pendingState + ", not to " + next);
+          transactionalId + " is already moving to " + pendingState + ", not to " + next.state);
     }
-    if (!next.validPreviousStates().contains(state)) {
+    if (!next.state.validPreviousStates().contains(state)) {
       throw new IllegalStateException(
-          transactionalId + " cannot move from " + state + " to " + next);
+          transactionalId + " cannot move from " + state + " to " + next.state);
     }
-    pendingState = next;
+    pendingState = next.state;
     return new TxnTransitMetadata(
-        newProducerId,
-        RecordBatch.NO_PRODUCER_ID,
-        RecordBatch.NO_PRODUCER_ID,
-        newEpoch,
-        newLastEpoch,
-        newTimeoutMs,
-        next,
-        newPartitions,
-        newStartMs,
-        updateMs,
-        TransactionVersion.TV_0);
+        next.producerId,
+        producerId,
+        next.nextProducerId,
+        next.epoch,
+        next.lastEpoch,
+        next.timeoutMs,
+        next.state,
+        next.partitions,
+        next.startMs,
+        next.updateMs,
+        next.version);
   }
 
   /** Applies a prepared change once {@code __transaction_state} has it. */
@@ -249,6 +272,9 @@ final class TransactionMetadata {
           transactionalId + " completes " + transit.txnState() + " but prepared " + pendingState);
     }
     producerId = transit.producerId();
+    previousProducerId = transit.prevProducerId();
+    nextProducerId = transit.nextProducerId();
+    clientTransactionVersion = transit.clientTransactionVersion();
     producerEpoch = transit.producerEpoch();
     lastProducerEpoch = transit.lastProducerEpoch();
     timeoutMs = transit.txnTimeoutMs();

@@ -22,12 +22,14 @@ import org.apache.kafka.server.common.TransactionVersion;
  * The records of {@code __transaction_state}, in Kafka's format, so that Kafka's tools read them: a
  * key is the 2-byte record type {@code 0} and a {@code TransactionLogKey} (the transactional id); a
  * value is a 2-byte version and a {@code TransactionLogValue}; a record without a value deletes the
- * id. Values are written at version 0, as Kafka writes them until {@code transaction.version} 1.
+ * id. Values are written at version 1, as Kafka writes them from {@code transaction.version} 1 on:
+ * its tagged fields keep the previous and next producer ids and the producer's transaction
+ * protocol, which a coordinator that takes over needs to finish a transaction of protocol 2.
  *
  * <p>Stateless; any thread.
  */
 final class TransactionRecords {
-  private static final TransactionVersion WRITTEN_VERSION = TransactionVersion.TV_0;
+  private static final TransactionVersion WRITTEN_VERSION = TransactionVersion.TV_2;
 
   /** A record read back; {@code value} null when the id was deleted. */
   record Entry(String transactionalId, TxnTransitMetadata value) {}
@@ -57,6 +59,8 @@ final class TransactionRecords {
     TransactionLogValue value =
         new TransactionLogValue()
             .setProducerId(state.producerId())
+            .setPreviousProducerId(state.prevProducerId())
+            .setNextProducerId(state.nextProducerId())
             .setProducerEpoch(state.producerEpoch())
             .setTransactionTimeoutMs(state.txnTimeoutMs())
             .setTransactionStatus(state.txnState().id())

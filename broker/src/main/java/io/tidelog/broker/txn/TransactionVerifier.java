@@ -4,6 +4,7 @@ import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.cluster.TopicMetadata;
+import io.tidelog.broker.config.TransactionConfig;
 import io.tidelog.broker.network.PeerListener;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection;
@@ -22,33 +24,40 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.AddPartitionsToTxnResponse;
+import org.apache.kafka.server.common.TransactionVersion;
 
 /**
  * The check a partition leader makes before it appends a transaction's records (KIP-890, Kafka's
  * {@code AddPartitionsToTxnManager}): it asks the transactional id's coordinator whether the
- * producer's ongoing transaction has each partition, in process when the coordinator is this
- * broker, else as AddPartitionsToTxn v4 with {@code verify_only}, the transactions waiting for one
- * coordinator sent together. Where no coordinator can answer, each partition gets
+ * producer's ongoing transaction has each partition or, for a producer of transaction protocol 2
+ * (which sends no AddPartitionsToTxn of its own), to add them; in process when the coordinator is
+ * this broker, else as AddPartitionsToTxn v4 ({@code verify_only} for a check), the transactions
+ * waiting for one coordinator sent together. An add refused with CONCURRENT_TRANSACTIONS (the
+ * previous transaction's markers are still being written) is asked again after {@code
+ * add.partitions.to.txn.retry.backoff.ms}, for up to {@code
+ * add.partitions.to.txn.retry.backoff.max.ms}. Where no coordinator can answer, each partition gets
  * COORDINATOR_NOT_AVAILABLE, or the coordinator's error.
  *
- * <p>Threads: {@link #verify} from any thread; requests to other brokers run on one Vert.x context.
+ * <p>Threads: {@link #addOrVerify} from any thread; requests to other brokers and the waits between
+ * retries run on one Vert.x context.
  */
 public final class TransactionVerifier implements AutoCloseable {
   private static final short ADD_PARTITIONS_VERSION = 4;
 
-  /** One transaction's partitions to verify. */
+  /** One transaction's partitions to verify, or to add. */
   private record Verify(
       String transactionalId,
       long producerId,
       short producerEpoch,
-      Set<TopicPartition> partitions) {}
+      Set<TopicPartition> partitions,
+      boolean add) {}
 
   private final TransactionCoordinator coordinator;
   private final MetadataStore metadata;
   private final Context context;
   private final PeerListener listener;
   private final int localId;
-  private final int requestTimeoutMs;
+  private final TransactionConfig config;
   private final Map<Integer, BrokerChannel<Verify, Map<TopicPartition, Errors>>> channels =
       new HashMap<>();
 
@@ -58,21 +67,58 @@ public final class TransactionVerifier implements AutoCloseable {
       Vertx vertx,
       PeerListener listener,
       int localId,
-      int requestTimeoutMs) {
+      TransactionConfig config) {
     this.coordinator = coordinator;
     this.metadata = metadata;
     this.context = vertx.getOrCreateContext();
     this.listener = listener;
     this.localId = localId;
-    this.requestTimeoutMs = requestTimeoutMs;
+    this.config = config;
   }
 
-  /** For each partition: NONE when the producer's transaction has it, else why not. */
-  public CompletableFuture<Map<TopicPartition, Errors>> verify(
+  /**
+   * For each partition: NONE when the producer's transaction has it (or, with {@code add}, now has
+   * it), else why not.
+   */
+  public CompletableFuture<Map<TopicPartition, Errors>> addOrVerify(
       String transactionalId,
       long producerId,
       short producerEpoch,
-      Set<TopicPartition> partitions) {
+      Set<TopicPartition> partitions,
+      boolean add) {
+    Verify verify = new Verify(transactionalId, producerId, producerEpoch, partitions, add);
+    if (!add) {
+      return ask(verify);
+    }
+    long retryMs = Math.min(config.addPartitionsRetryBackoffMaxMs(), config.requestTimeoutMs());
+    CompletableFuture<Map<TopicPartition, Errors>> result = new CompletableFuture<>();
+    askUntil(verify, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(retryMs), result);
+    return result;
+  }
+
+  /** Asks to add again while CONCURRENT_TRANSACTIONS is the answer, until {@code deadline}. */
+  private void askUntil(
+      Verify verify, long deadlineNanos, CompletableFuture<Map<TopicPartition, Errors>> result) {
+    ask(verify)
+        .thenAccept(
+            errors -> {
+              if (!errors.containsValue(Errors.CONCURRENT_TRANSACTIONS)
+                  || System.nanoTime() >= deadlineNanos) {
+                result.complete(errors);
+                return;
+              }
+              context.runOnContext(
+                  v ->
+                      context
+                          .owner()
+                          .setTimer(
+                              config.addPartitionsRetryBackoffMs(),
+                              t -> askUntil(verify, deadlineNanos, result)));
+            });
+  }
+
+  private CompletableFuture<Map<TopicPartition, Errors>> ask(Verify verify) {
+    Set<TopicPartition> partitions = verify.partitions();
     ClusterImage image = metadata.image();
     TopicMetadata topic = image.topics().get(TransactionCoordinator.TRANSACTION_TOPIC);
     PartitionState state =
@@ -82,18 +128,34 @@ public final class TransactionVerifier implements AutoCloseable {
                 .partition(
                     new TopicPartition(
                         TransactionCoordinator.TRANSACTION_TOPIC,
-                        TransactionCoordinator.partitionFor(transactionalId, topic.partitions())))
+                        TransactionCoordinator.partitionFor(
+                            verify.transactionalId(), topic.partitions())))
                 .orElse(null);
     if (state == null || state.leader() == PartitionState.NO_LEADER) {
       return CompletableFuture.completedFuture(all(partitions, Errors.COORDINATOR_NOT_AVAILABLE));
     }
     if (state.leader() == localId) {
-      return coordinator.verifyPartitions(transactionalId, producerId, producerEpoch, partitions);
+      return verify.add()
+          ? coordinator
+              .addPartitions(
+                  verify.transactionalId(),
+                  verify.producerId(),
+                  verify.producerEpoch(),
+                  partitions,
+                  TransactionVersion.TV_2)
+              .thenApply(error -> all(partitions, error))
+          : coordinator.verifyPartitions(
+              verify.transactionalId(), verify.producerId(), verify.producerEpoch(), partitions);
     }
-    Verify verify = new Verify(transactionalId, producerId, producerEpoch, partitions);
     CompletableFuture<Map<TopicPartition, Errors>> result = new CompletableFuture<>();
     context.runOnContext(
-        v -> channel(state.leader()).send(verify).whenComplete((r, e) -> result.complete(r)));
+        v ->
+            channel(state.leader())
+                .send(verify)
+                .whenComplete(
+                    (r, e) ->
+                        result.complete(
+                            e != null ? all(partitions, Errors.NETWORK_EXCEPTION) : r)));
     return result;
   }
 
@@ -113,11 +175,11 @@ public final class TransactionVerifier implements AutoCloseable {
                 listener,
                 metadata,
                 "tidelog-txn-verifier-" + localId,
-                requestTimeoutMs,
+                config.requestTimeoutMs(),
                 new VerifyProtocol()));
   }
 
-  /** Verifications as AddPartitionsToTxn v4, one transaction per id in a request. */
+  /** Verifications and adds as AddPartitionsToTxn v4, one transaction per id in a request. */
   private static final class VerifyProtocol
       implements BrokerChannel.Protocol<Verify, Map<TopicPartition, Errors>> {
     @Override
@@ -135,7 +197,7 @@ public final class TransactionVerifier implements AutoCloseable {
                 .setTransactionalId(verify.transactionalId())
                 .setProducerId(verify.producerId())
                 .setProducerEpoch(verify.producerEpoch())
-                .setVerifyOnly(true)
+                .setVerifyOnly(!verify.add())
                 .setTopics(topics(verify.partitions())));
       }
       return AddPartitionsToTxnRequest.Builder.forBroker(transactions)
