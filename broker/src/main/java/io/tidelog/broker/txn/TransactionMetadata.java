@@ -114,7 +114,7 @@ final class TransactionMetadata {
       throw new IllegalStateException("No epochs left for producer id " + producerId);
     }
     short bumped = (short) (producerEpoch + 1);
-    Transition next = new Transition(TransactionState.EMPTY);
+    Transition next = emptied(newTimeoutMs, nowMs);
     if (!hasExpected) {
       next.epoch = bumped;
       next.lastEpoch = RecordBatch.NO_PRODUCER_EPOCH;
@@ -133,25 +133,27 @@ final class TransactionMetadata {
               + " nor the last one "
               + lastProducerEpoch);
     }
-    next.timeoutMs = newTimeoutMs;
-    next.partitions = Set.of();
-    next.startMs = -1;
-    next.updateMs = nowMs;
     return prepare(next);
   }
 
   /** A new producer id at epoch 0, once the epochs of the current one are exhausted. */
   TxnTransitMetadata prepareProducerIdRotation(
       long newProducerId, int newTimeoutMs, long nowMs, boolean recordLastEpoch) {
-    Transition next = new Transition(TransactionState.EMPTY);
+    Transition next = emptied(newTimeoutMs, nowMs);
     next.producerId = newProducerId;
     next.epoch = 0;
     next.lastEpoch = recordLastEpoch ? producerEpoch : RecordBatch.NO_PRODUCER_EPOCH;
+    return prepare(next);
+  }
+
+  /** The start of an InitProducerId's change: Empty, no partitions, the producer's timeout. */
+  private Transition emptied(int newTimeoutMs, long nowMs) {
+    Transition next = new Transition(TransactionState.EMPTY);
     next.timeoutMs = newTimeoutMs;
     next.partitions = Set.of();
     next.startMs = -1;
     next.updateMs = nowMs;
-    return prepare(next);
+    return next;
   }
 
   TxnTransitMetadata prepareAddPartitions(
