@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
@@ -47,9 +46,9 @@ import org.apache.kafka.common.resource.ResourceType;
  * TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers it. With them, each partition of
  * transactional records is appended once the transaction's coordinator confirms that the producer's
  * ongoing transaction has it, or from v12 (transaction protocol 2) has added it ({@link
- * TransactionVerifier}, KIP-890), and answered as Kafka 4.1 answers otherwise: INVALID_TXN_STATE
- * when the partition was not added, INVALID_PRODUCER_EPOCH for a fenced producer,
- * NOT_ENOUGH_REPLICAS (which clients retry) when no coordinator could say.
+ * TransactionVerifier}, KIP-890), and answered as Kafka 4.1 answers otherwise ({@link
+ * ErrorMapping#unverified}); a transactional id's requests append in the order they came ({@link
+ * AppendOrder}).
  */
 public final class ProduceHandler {
   private static final CompletableFuture<Errors> VERIFIED =
@@ -60,7 +59,7 @@ public final class ProduceHandler {
   private final TopicMetrics metrics;
   private final Authorization authorization;
   private final ClientQuotaManager quota;
-  private final Gates gates = new Gates();
+  private final AppendOrder order = new AppendOrder();
 
   public ProduceHandler(
       ReplicaManager replicas,
@@ -130,7 +129,8 @@ public final class ProduceHandler {
     Map<TopicPartition, CompletableFuture<Errors>> verified =
         transactional ? verify(produce.transactionalId(), accepted, operation.adds()) : Map.of();
     // a producer's requests append in the order they came, whatever order their checks end in
-    Gate gate = transactional ? gates.enter(produce.transactionalId()) : Gate.OPEN;
+    AppendOrder.Turn turn =
+        transactional ? order.enter(produce.transactionalId()) : AppendOrder.Turn.NOW;
     List<CompletableFuture<?>> handedOver = new ArrayList<>();
     for (Accepted partition : accepted) {
       TopicPartition tp = partition.tp();
@@ -139,7 +139,7 @@ public final class ProduceHandler {
       CompletableFuture<CompletableFuture<LogAppendInfo>> started =
           verified
               .getOrDefault(tp, VERIFIED)
-              .thenCombine(gate.previous(), (error, v) -> error)
+              .thenCombine(turn.previous(), (error, v) -> error)
               .thenApply(
                   error ->
                       error == Errors.NONE
@@ -169,7 +169,7 @@ public final class ProduceHandler {
                   }));
     }
     CompletableFuture.allOf(handedOver.toArray(CompletableFuture[]::new))
-        .whenComplete((v, e) -> gate.leave());
+        .whenComplete((v, e) -> turn.leave());
     ProduceResponseData data = new ProduceResponseData();
     topicResponses.values().forEach(data.responses()::add);
     long bytes = 0;
@@ -216,53 +216,6 @@ public final class ProduceHandler {
   }
 
   private record ProducerEpoch(long id, short epoch) {}
-
-  /**
-   * One transactional producer's place in line: its request appends once {@link #previous} is done,
-   * which the request before it completes when it has handed its batches to the partitions.
-   */
-  private static final class Gate {
-    static final Gate OPEN = new Gate(CompletableFuture.completedFuture(null), () -> {});
-
-    private final CompletableFuture<Void> previous;
-    private final Runnable onLeave;
-
-    Gate(CompletableFuture<Void> previous, Runnable onLeave) {
-      this.previous = previous;
-      this.onLeave = onLeave;
-    }
-
-    CompletableFuture<Void> previous() {
-      return previous;
-    }
-
-    void leave() {
-      onLeave.run();
-    }
-  }
-
-  /**
-   * The line of each transactional id with a request between its check and its append: a request
-   * whose check waits for the coordinator (an add retried after CONCURRENT_TRANSACTIONS, say) holds
-   * back the producer's later requests, as Kafka's one request at a time per connection does. An id
-   * leaves the map when its last request has appended, so the map holds no more than the requests
-   * in flight.
-   */
-  private static final class Gates {
-    private final ConcurrentHashMap<String, CompletableFuture<Void>> last =
-        new ConcurrentHashMap<>();
-
-    Gate enter(String transactionalId) {
-      CompletableFuture<Void> mine = new CompletableFuture<>();
-      CompletableFuture<Void> previous = last.put(transactionalId, mine);
-      return new Gate(
-          previous == null ? CompletableFuture.completedFuture(null) : previous,
-          () -> {
-            mine.complete(null);
-            last.remove(transactionalId, mine);
-          });
-    }
-  }
 
   /** A partition that passed the request's checks, to append. */
   private record Accepted(
