@@ -344,7 +344,11 @@ public final class TransactionCoordinator implements AutoCloseable {
 
   /**
    * AddPartitionsToTxn: records that the transaction writes to {@code added}, and starts it when
-   * none is ongoing.
+   * none is ongoing. For a producer of transaction protocol 2 (whose leaders ask) while its last
+   * transaction is still writing its markers, or another change of the id is being written, the
+   * answer waits until that is done (for up to {@code add.partitions.to.txn.retry.backoff.max.ms},
+   * then CONCURRENT_TRANSACTIONS, as Kafka answers at once), so that the transaction goes on as
+   * soon as it can rather than after a leader's backoff.
    *
    * @param version the producer's transaction protocol, as its request's version says it
    */
@@ -359,27 +363,71 @@ public final class TransactionCoordinator implements AutoCloseable {
     }
     return onPartition(
             transactionalId,
-            part -> {
-              TransactionMetadata txn = part.get(transactionalId);
-              if (txn == null || txn.producerId != producerId) {
-                return done(Errors.INVALID_PRODUCER_ID_MAPPING);
-              }
-              if (txn.producerEpoch != producerEpoch) {
-                return done(Errors.PRODUCER_FENCED);
-              }
-              if (txn.hasPendingTransition()
-                  || txn.state == TransactionState.PREPARE_COMMIT
-                  || txn.state == TransactionState.PREPARE_ABORT) {
-                return done(Errors.CONCURRENT_TRANSACTIONS);
-              }
-              if (txn.state == TransactionState.ONGOING && txn.partitions.containsAll(added)) {
-                return done(Errors.NONE);
-              }
-              return write(
-                  part, txn, txn.prepareAddPartitions(added, time.milliseconds(), version));
-            })
+            part ->
+                addPartitions(
+                    part,
+                    transactionalId,
+                    producerId,
+                    producerEpoch,
+                    added,
+                    version,
+                    System.nanoTime()
+                        + (version.supportsEpochBump()
+                            ? TimeUnit.MILLISECONDS.toNanos(config.addPartitionsRetryBackoffMaxMs())
+                            : 0)))
         .thenCompose(Function.identity())
         .exceptionally(TransactionCoordinator::errorOf);
+  }
+
+  /**
+   * On the coordinator thread; waits for the id's change in progress until {@code waitUntilNanos}
+   * ({@link System#nanoTime}), and answers CONCURRENT_TRANSACTIONS after it.
+   */
+  private CompletableFuture<Errors> addPartitions(
+      TransactionPartition part,
+      String transactionalId,
+      long producerId,
+      short producerEpoch,
+      Set<TopicPartition> added,
+      TransactionVersion version,
+      long waitUntilNanos) {
+    TransactionMetadata txn = part.get(transactionalId);
+    if (txn == null || txn.producerId != producerId) {
+      return done(Errors.INVALID_PRODUCER_ID_MAPPING);
+    }
+    if (txn.producerEpoch != producerEpoch) {
+      return done(Errors.PRODUCER_FENCED);
+    }
+    boolean busy =
+        txn.hasPendingTransition()
+            || txn.state == TransactionState.PREPARE_COMMIT
+            || txn.state == TransactionState.PREPARE_ABORT;
+    long leftNanos = waitUntilNanos - System.nanoTime();
+    if (busy && leftNanos > 0) {
+      return txn.settled()
+          .copy()
+          .completeOnTimeout(null, leftNanos, TimeUnit.NANOSECONDS)
+          .thenComposeAsync(
+              v ->
+                  owns(part)
+                      ? addPartitions(
+                          part,
+                          transactionalId,
+                          producerId,
+                          producerEpoch,
+                          added,
+                          version,
+                          waitUntilNanos)
+                      : done(Errors.NOT_COORDINATOR),
+              thread);
+    }
+    if (busy) {
+      return done(Errors.CONCURRENT_TRANSACTIONS);
+    }
+    if (txn.state == TransactionState.ONGOING && txn.partitions.containsAll(added)) {
+      return done(Errors.NONE);
+    }
+    return write(part, txn, txn.prepareAddPartitions(added, time.milliseconds(), version));
   }
 
   /**

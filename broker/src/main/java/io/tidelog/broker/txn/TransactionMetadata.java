@@ -2,6 +2,7 @@ package io.tidelog.broker.txn;
 
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.record.RecordBatch;
@@ -49,6 +50,9 @@ final class TransactionMetadata {
 
   /** A fencing bump that could not be written: the next fence reuses its epoch. */
   boolean failedEpochFence;
+
+  /** Completed once no change is in progress; null until asked for. */
+  private CompletableFuture<Void> settled;
 
   TransactionMetadata(String transactionalId, long producerId, int timeoutMs, long nowMs) {
     this.transactionalId = transactionalId;
@@ -267,6 +271,34 @@ final class TransactionMetadata {
         next.version);
   }
 
+  /**
+   * Done once no change of the id is in progress: none is being written, and the transaction being
+   * ended (PrepareCommit, PrepareAbort) has its markers written.
+   */
+  CompletableFuture<Void> settled() {
+    if (isSettled()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    if (settled == null) {
+      settled = new CompletableFuture<>();
+    }
+    return settled;
+  }
+
+  private boolean isSettled() {
+    return pendingState == null
+        && state != TransactionState.PREPARE_COMMIT
+        && state != TransactionState.PREPARE_ABORT;
+  }
+
+  private void maybeSettle() {
+    if (settled != null && isSettled()) {
+      CompletableFuture<Void> waiting = settled;
+      settled = null;
+      waiting.complete(null);
+    }
+  }
+
   /** Applies a prepared change once {@code __transaction_state} has it. */
   void complete(TxnTransitMetadata transit) {
     if (pendingState != transit.txnState()) {
@@ -286,10 +318,12 @@ final class TransactionMetadata {
     startTimestampMs = transit.txnStartTimestamp();
     lastUpdateTimestampMs = transit.txnLastUpdateTimestamp();
     pendingState = null;
+    maybeSettle();
   }
 
   /** Drops a prepared change that could not be written. */
   void abandon() {
     pendingState = null;
+    maybeSettle();
   }
 }

@@ -3,6 +3,7 @@ package io.tidelog.broker.txn;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -86,6 +87,31 @@ class TransactionMetadataTest {
     assertThat(loaded.nextProducerId).isEqualTo(99);
     assertThat(loaded.producerEpoch).isEqualTo(Short.MAX_VALUE);
     assertThat(loaded.state).isEqualTo(TransactionState.PREPARE_ABORT);
+  }
+
+  @Test
+  void aWaitForTheIdSettlesWhenTheMarkersAreWrittenOrAChangeIsDropped() {
+    TransactionMetadata txn = ongoing((short) 0, TransactionVersion.TV_2);
+    assertThat(txn.settled()).isDone();
+    txn.complete(
+        txn.prepareAbortOrCommit(
+            TransactionState.PREPARE_COMMIT,
+            TransactionVersion.TV_2,
+            RecordBatch.NO_PRODUCER_ID,
+            2,
+            false));
+    CompletableFuture<Void> ending = txn.settled();
+    assertThat(ending).as("while the markers are written").isNotDone();
+    TxnTransitMetadata complete = txn.prepareComplete(3);
+    assertThat(ending).as("while CompleteCommit is written").isNotDone();
+    txn.complete(complete);
+    assertThat(ending).isDone();
+
+    txn.prepareAddPartitions(Set.of(TP), 4, TransactionVersion.TV_2);
+    CompletableFuture<Void> adding = txn.settled();
+    assertThat(adding).as("while an add is written").isNotDone();
+    txn.abandon();
+    assertThat(adding).as("once the add failed").isDone();
   }
 
   private static TransactionMetadata ongoing(short epoch, TransactionVersion version) {
