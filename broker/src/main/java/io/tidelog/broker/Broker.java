@@ -15,7 +15,6 @@ import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.config.DynamicBrokerConfig;
 import io.tidelog.broker.config.EffectiveTopicConfigs;
 import io.tidelog.broker.config.Listener;
-import io.tidelog.broker.config.Listeners;
 import io.tidelog.broker.config.TopicConfigs;
 import io.tidelog.broker.group.GroupCoordinator;
 import io.tidelog.broker.log.LogCleaner;
@@ -55,7 +54,6 @@ import io.tidelog.broker.replica.ReplicaFetchers;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.security.Authorization;
 import io.tidelog.broker.security.InterBrokerSasl;
-import io.tidelog.broker.security.ListenerSecurity;
 import io.tidelog.broker.security.ScramCredentialSpec;
 import io.tidelog.broker.security.ScramCredentials;
 import io.tidelog.broker.security.SslEngineSource;
@@ -67,14 +65,11 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -103,12 +98,6 @@ public final class Broker implements AutoCloseable {
 
   private static final long START_TIMEOUT_SECONDS = 60;
 
-  /**
-   * How often the keystore and truststore files of TLS listeners are read for changes: a rotated
-   * certificate is served within this long of Kubernetes updating its Secret.
-   */
-  static final long TLS_RELOAD_CHECK_INTERVAL_MS = 5_000;
-
   private static final long ETCD_RETRY_FIRST_MS = 1_000;
   private static final long ETCD_RETRY_MAX_MS = 30_000;
 
@@ -124,7 +113,7 @@ public final class Broker implements AutoCloseable {
   private final ReplicaManager replicas;
   private final ExecutorService metadataExecutor;
   private final PrometheusRegistry registry;
-  private final Map<String, ListenerSecurity> security;
+  private final BoundListeners listeners;
   private final Authorization authorization;
   private final Quotas quotas;
   private final DynamicBrokerConfig dynamicConfig;
@@ -164,7 +153,7 @@ public final class Broker implements AutoCloseable {
       LogManager logManager,
       ReplicaManager replicas,
       ExecutorService metadataExecutor,
-      Map<String, ListenerSecurity> security,
+      BoundListeners listeners,
       Authorization authorization,
       PrometheusRegistry registry,
       Quotas quotas,
@@ -175,7 +164,7 @@ public final class Broker implements AutoCloseable {
     this.topicConfigs = topicConfigs;
     this.vertx = vertx;
     this.registry = registry;
-    this.security = security;
+    this.listeners = listeners;
     this.authorization = authorization;
     this.metadata = metadata;
     this.logManager = logManager;
@@ -229,13 +218,7 @@ public final class Broker implements AutoCloseable {
             .authorizerConfigs()
             .map(c -> Authorization.standard(c, registry))
             .orElseGet(() -> Authorization.none(registry));
-    Map<String, ListenerSecurity> security = new LinkedHashMap<>();
-    for (Listener listener : config.listeners().bound()) {
-      security.put(
-          listener.name(),
-          ListenerSecurity.create(
-              listener.listenerName(), listener.protocol(), config.security(listener), scram));
-    }
+    BoundListeners listeners = new BoundListeners(config, scram);
     Vertx vertx = Vertx.vertx();
     HttpServer starting;
     MetadataStore metadata;
@@ -329,7 +312,7 @@ public final class Broker implements AutoCloseable {
             logManager,
             metadata,
             topicConfigs,
-            config.numIoThreads(),
+            dynamicConfig.current().numIoThreads(),
             config.replicaLagTimeMaxMs(),
             metadataExecutor,
             leaderQuota);
@@ -340,7 +323,7 @@ public final class Broker implements AutoCloseable {
             logManager,
             replicas,
             metadataExecutor,
-            security,
+            listeners,
             authorization,
             registry,
             new Quotas(
@@ -461,7 +444,7 @@ public final class Broker implements AutoCloseable {
    * broker's client engines, which present its certificate, and on SASL listeners its SASL clients.
    */
   private PeerListener peerListener(Listener interBroker, BrokerConfig config) {
-    SslEngineSource tls = security.get(interBroker.name()).sslEngines();
+    SslEngineSource tls = listeners.security(interBroker.name()).sslEngines();
     InterBrokerSasl sasl =
         interBroker.protocol().name().startsWith("SASL_")
             ? InterBrokerSasl.create(interBroker.listenerName(), config.security(interBroker))
@@ -530,7 +513,7 @@ public final class Broker implements AutoCloseable {
             vertx,
             new RequestDispatcher(
                 apis,
-                security::get,
+                listeners::security,
                 authentications,
                 quotas.requests(),
                 List.of(quotas.produce(), quotas.fetch(), quotas.requests()),
@@ -540,34 +523,7 @@ public final class Broker implements AutoCloseable {
             registry);
     exportMetrics(config);
     MetricsEndpoint metricsEndpoint = new MetricsEndpoint(vertx, registry);
-    Listeners listeners = config.listeners();
-    for (Listener bound : listeners.bound()) {
-      SslEngineSource tls = security.get(bound.name()).sslEngines();
-      if (tls != null) {
-        dynamicConfig.addValidator(next -> tls.validateReconfiguration(next.security(bound)));
-        dynamicConfig.addListener(
-            next -> vertx.executeBlocking(() -> tls.reconfigure(next.security(bound)), false));
-      }
-      await(
-          server.listen(
-              bound.listenerName(),
-              bound.protocol(),
-              bound.host(),
-              bound.port(),
-              tls == null ? null : tls::serverEngine));
-    }
-    vertx.setPeriodic(
-        TLS_RELOAD_CHECK_INTERVAL_MS,
-        id ->
-            vertx.executeBlocking(
-                () -> {
-                  security.values().stream()
-                      .map(ListenerSecurity::sslEngines)
-                      .filter(Objects::nonNull)
-                      .forEach(SslEngineSource::maybeReload);
-                  return null;
-                },
-                false));
+    await(listeners.serve(vertx, server, dynamicConfig));
     http =
         await(
             new HttpEndpoints(
@@ -599,9 +555,7 @@ public final class Broker implements AutoCloseable {
     LOG.info(
         "Broker {} serves Kafka on {}, and /metrics, /healthz and /readyz on port {}",
         config.nodeId(),
-        listeners.bound().stream()
-            .map(l -> l.name() + "://" + l.host() + ":" + l.port() + " (" + l.protocol() + ")")
-            .collect(Collectors.joining(", ")),
+        listeners.describeAll(),
         config.httpPort());
   }
 

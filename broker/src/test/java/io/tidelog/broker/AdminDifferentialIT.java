@@ -1,13 +1,18 @@
 package io.tidelog.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -31,6 +36,8 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.AlterConfigsRequest;
 import org.apache.kafka.common.requests.AlterConfigsResponse;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
@@ -96,12 +103,19 @@ class AdminDifferentialIT {
   private static <R extends AbstractResponse> View same(
       AbstractRequest request, Function<R, List<String>> results, String... names)
       throws Exception {
+    return same(port -> request, results, names);
+  }
+
+  /** As {@link #same(AbstractRequest, Function, String...)}, with a request made for each port. */
+  private static <R extends AbstractResponse> View same(
+      IntFunction<AbstractRequest> request, Function<R, List<String>> results, String... names)
+      throws Exception {
     List<View> views = new ArrayList<>();
     for (int port : ports()) {
       List<String> answered;
       try (RawKafkaClient client = new RawKafkaClient(port, 60_000)) {
         @SuppressWarnings("unchecked")
-        R response = (R) client.send(request);
+        R response = (R) client.send(request.apply(port));
         answered = results.apply(response).stream().sorted().toList();
       }
       Set<String> existing;
@@ -732,6 +746,122 @@ class AdminDifferentialIT {
     }
   }
 
+  /**
+   * A broker's listeners change as in Kafka 4.1: per broker only, each with a security protocol,
+   * none that is advertised removed, a bound one's protocol kept; then a listener added is served
+   * and, removed, no longer. {@code num.io.threads} is taken by both (here at the next start).
+   */
+  @Test
+  void listenersChangePerBrokerAsInKafka() throws Exception {
+    AlterConfigOp.OpType set = AlterConfigOp.OpType.SET;
+    int extra = EtcdServer.freePort();
+    // Kafka's node has a controller listener beside its client one; Tidelog has none
+    IntFunction<String> bound =
+        port ->
+            "PLAINTEXT://127.0.0.1:"
+                + port
+                + (port == kafka.port ? ",CONTROLLER://127.0.0.1:" + (port + 100) : "");
+    IntFunction<String> protocols =
+        port ->
+            "PLAINTEXT:PLAINTEXT,EXTRA:PLAINTEXT"
+                + (port == kafka.port ? ",CONTROLLER:PLAINTEXT" : "");
+    String withExtra = ",EXTRA://127.0.0.1:" + extra;
+    try {
+      for (IntFunction<AbstractRequest> request :
+          List.<IntFunction<AbstractRequest>>of(
+              port -> brokerChange("", set, "listeners", bound.apply(port), false),
+              port -> brokerChange("1", set, "listeners", bound.apply(port) + withExtra, false),
+              port ->
+                  brokerChange(
+                      "1",
+                      set,
+                      "listener.security.protocol.map",
+                      "PLAINTEXT:SSL,EXTRA:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                      false),
+              port ->
+                  brokerChange(
+                      "1",
+                      set,
+                      "listeners",
+                      bound.apply(port).replaceFirst("PLAINTEXT://[^,]*,?", "") + withExtra,
+                      false),
+              port ->
+                  brokerChange(
+                      "1", set, "advertised.listeners", "PLAINTEXT://localhost:" + port, false),
+              port -> brokerChange("", set, "num.io.threads", "4", false),
+              port -> brokerChange("1", set, "num.io.threads", "4", false),
+              port ->
+                  brokerChange(
+                      "1", set, "listener.security.protocol.map", protocols.apply(port), false),
+              port -> brokerChange("1", set, "listeners", bound.apply(port) + withExtra, true))) {
+        same(request, AdminDifferentialIT::altered);
+      }
+      assertThat(EtcdServer.isFree(extra)).as("nothing bound by validateOnly").isTrue();
+
+      // When both bind the listener, each serves on it; once it is removed, Tidelog no longer
+      for (int port : ports()) {
+        assertThat(
+                altered(
+                    sent(
+                        port,
+                        brokerChange("1", set, "listeners", bound.apply(port) + withExtra, false))))
+            .containsExactly("'1' NONE");
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .untilAsserted(() -> assertThat(apiVersions(extra)).isEqualTo(Errors.NONE));
+        try (RawKafkaClient open = new RawKafkaClient(extra, 10_000)) {
+          assertThat(
+                  altered(
+                      sent(port, brokerChange("1", set, "listeners", bound.apply(port), false))))
+              .containsExactly("'1' NONE");
+          if (port == tidelog.port) {
+            await()
+                .atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(EtcdServer.isFree(extra)).isTrue());
+            assertThatThrownBy(() -> open.send(new ApiVersionsRequest.Builder().build()))
+                .as("a connection of the removed listener is closed")
+                .isInstanceOf(IOException.class);
+          }
+        }
+      }
+    } finally {
+      for (int port : ports()) {
+        try (Admin admin = admin(port)) {
+          ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, "1");
+          admin
+              .incrementalAlterConfigs(
+                  Map.of(
+                      broker,
+                      List.of(
+                          new AlterConfigOp(
+                              new ConfigEntry("listeners", null), AlterConfigOp.OpType.DELETE),
+                          new AlterConfigOp(
+                              new ConfigEntry("listener.security.protocol.map", null),
+                              AlterConfigOp.OpType.DELETE),
+                          new AlterConfigOp(
+                              new ConfigEntry("num.io.threads", null),
+                              AlterConfigOp.OpType.DELETE)),
+                      new ConfigResource(ConfigResource.Type.BROKER, ""),
+                      List.of(
+                          new AlterConfigOp(
+                              new ConfigEntry("num.io.threads", null),
+                              AlterConfigOp.OpType.DELETE))))
+              .all()
+              .get();
+        }
+      }
+    }
+  }
+
+  private static Errors apiVersions(int port) throws Exception {
+    try (RawKafkaClient client = new RawKafkaClient(port, 10_000)) {
+      return Errors.forCode(
+          ((ApiVersionsResponse) client.send(new ApiVersionsRequest.Builder().build()))
+              .data()
+              .errorCode());
+    }
+  }
+
   /** Tidelog's read-only broker keys are Kafka's, but for those it documents as restart-only. */
   @Test
   void theBrokerConfigsThatNeedARestartAreKafkas() throws Exception {
@@ -744,13 +874,11 @@ class AdminDifferentialIT {
             differing.add(key);
           }
         });
-    // Dynamic in Kafka, restart-only here (DynamicBrokerConfig says why)
+    // A listener's security configs other than its stores: Kafka shows them dynamic, as they can be
+    // given, with its prefix, to a listener added at run time; Tidelog shows them as they are read
     differing.removeIf(
         key ->
-            key.equals("listeners")
-                || key.equals("listener.security.protocol.map")
-                || key.equals("num.io.threads")
-                || key.startsWith("ssl.") && !SslConfigs.RECONFIGURABLE_CONFIGS.contains(key)
+            key.startsWith("ssl.") && !SslConfigs.RECONFIGURABLE_CONFIGS.contains(key)
                 || key.startsWith("sasl.")
                 || key.equals("principal.builder.class"));
     assertThat(differing).isEmpty();

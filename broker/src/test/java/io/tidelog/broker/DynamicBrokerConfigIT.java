@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.tidelog.broker.config.BrokerConfig;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,6 +22,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
@@ -225,6 +227,62 @@ class DynamicBrokerConfigIT {
     await()
         .atMost(PROPAGATION)
         .untilAsserted(() -> assertThat(refusedAmong(brokers.get(1), 3)).isZero());
+  }
+
+  /**
+   * A listener added to one broker is served at once and again after the broker restarts (its
+   * listeners live in etcd); removed, it is closed with its connections; the other broker never
+   * binds it.
+   */
+  @Test
+  void aListenerAddedToABrokerIsServedAcrossARestartAndClosedWithItsConnectionsWhenRemoved()
+      throws Exception {
+    int extra = EtcdServer.freePort();
+    String own = "PLAINTEXT://127.0.0.1:" + brokers.get(1).port;
+    try (Admin admin = admin()) {
+      // a TLS listener whose keystore cannot be read cannot be made: refused, nothing bound
+      alter(admin, "1", "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,EXTRA:SSL");
+      alter(admin, "1", "listener.name.extra.ssl.keystore.location", "/no/such/keystore.p12");
+      assertThatThrownBy(() -> alter(admin, "1", "listeners", own + ",EXTRA://127.0.0.1:" + extra))
+          .hasCauseInstanceOf(InvalidRequestException.class)
+          .hasMessageContaining("EXTRA");
+      assertThat(answers(extra)).isFalse();
+      alter(admin, "1", "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,EXTRA:PLAINTEXT");
+      alter(admin, "1", "listeners", own + ",EXTRA://127.0.0.1:" + extra);
+    }
+    await().atMost(PROPAGATION).until(() -> answers(extra));
+
+    int port = brokers.get(1).port;
+    brokers.remove(1).close();
+    assertThat(answers(extra)).as("closed with its broker").isFalse();
+    brokers.add(
+        TestBroker.start(
+            dir.resolve("logs-1"),
+            port,
+            Map.of("node.id", "1", BrokerConfig.ETCD_ENDPOINTS, etcd.endpoint()),
+            List.of()));
+    assertThat(answers(extra)).as("bound again at the start").isTrue();
+
+    try (RawKafkaClient open = new RawKafkaClient(extra, 10_000);
+        Admin admin = admin()) {
+      open.send(new ApiVersionsRequest.Builder().build((short) 3));
+      alter(admin, "1", "listeners", null);
+      await().atMost(PROPAGATION).until(() -> !answers(extra));
+      assertThatThrownBy(() -> open.send(new ApiVersionsRequest.Builder().build((short) 3)))
+          .as("a connection of the removed listener")
+          .isInstanceOf(IOException.class);
+    }
+    assertThat(answers(brokers.get(1).port)).as("its other listener").isTrue();
+  }
+
+  /** Whether a Kafka listener on {@code port} answers ApiVersions. */
+  private static boolean answers(int port) {
+    try (RawKafkaClient client = new RawKafkaClient(port, 5_000)) {
+      client.send(new ApiVersionsRequest.Builder().build((short) 3));
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   /** How many of {@code count} connections, opened together, {@code broker} closes at once. */

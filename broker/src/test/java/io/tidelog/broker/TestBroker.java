@@ -35,15 +35,28 @@ final class TestBroker implements AutoCloseable {
       Map<String, String> overrides,
       List<io.tidelog.broker.security.ScramCredentialSpec> addScram)
       throws Exception {
+    return start(logDir, EtcdServer.freePort(), overrides, addScram);
+  }
+
+  /** A broker whose PLAINTEXT listener is on {@code port}, to restart it where it was. */
+  static TestBroker start(
+      Path logDir,
+      int port,
+      Map<String, String> overrides,
+      List<io.tidelog.broker.security.ScramCredentialSpec> addScram)
+      throws Exception {
     EtcdServer ownEtcd =
         overrides.containsKey(BrokerConfig.ETCD_ENDPOINTS)
             ? null
             : EtcdServer.start(Files.createTempDirectory("tidelog-etcd"));
-    int port = EtcdServer.freePort();
     int httpPort = EtcdServer.freePort();
     Map<String, String> config = new HashMap<>();
     config.put("node.id", "0");
     config.put("listeners", "PLAINTEXT://127.0.0.1:" + port);
+    if (!overrides.containsKey("listeners")) {
+      // as Kafka's nodes in bench/kafka-cluster: a listener can then be added at run time
+      config.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
+    }
     config.put("log.dirs", logDir.toString());
     config.put("tidelog.http.port", String.valueOf(httpPort));
     config.put("num.io.threads", "2");

@@ -3,6 +3,7 @@ package io.tidelog.broker.config;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -23,10 +24,12 @@ import org.slf4j.LoggerFactory;
  * ({@link #isDynamic}); AdminDifferentialIT checks each against Kafka. As in Kafka, a listener's
  * keystore and truststore ({@link SslConfigs#RECONFIGURABLE_CONFIGS}) change per broker and with
  * the listener's prefix only, after a check that the new ones load and keep the certificate's
- * names; a listener's other security configs cannot change while it exists. Unlike Kafka, {@code
- * listeners}, {@code advertised.listeners}, {@code listener.security.protocol.map} and {@code
- * num.io.threads} need a restart: a listener is added by rolling the brokers, and {@code
- * num.io.threads} sizes the storage shards that own the partitions.
+ * names; a listener's other security configs cannot change while it exists. As in Kafka 4.1, {@code
+ * listeners} and {@code listener.security.protocol.map} change per broker only: a listener is bound
+ * or closed, an existing one keeps its security protocol, and what the broker advertises ({@code
+ * advertised.listeners}, read-only) cannot change. Unlike Kafka, {@code num.io.threads} takes
+ * effect at the broker's next start ({@link #TAKEN_AT_START}): it sizes the storage shards, each
+ * the one owner of its partitions.
  */
 public final class DynamicBrokerConfig {
   private static final Logger LOG = LoggerFactory.getLogger(DynamicBrokerConfig.class);
@@ -65,8 +68,24 @@ public final class DynamicBrokerConfig {
           // the listeners' connection limits, for the connections that come next
           BrokerConfig.MAX_CONNECTIONS,
           BrokerConfig.MAX_CONNECTIONS_PER_IP,
-          // read when logs are recovered, at the next start
-          BrokerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR);
+          // the listeners bound, per broker, and their protocols
+          BrokerConfig.LISTENERS,
+          BrokerConfig.LISTENER_SECURITY_PROTOCOL_MAP,
+          // at the next start
+          BrokerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR,
+          BrokerConfig.NUM_IO_THREADS);
+
+  /** The dynamic keys that a broker takes only per broker, never as the cluster default. */
+  public static final Set<String> PER_BROKER =
+      Set.of(BrokerConfig.LISTENERS, BrokerConfig.LISTENER_SECURITY_PROTOCOL_MAP);
+
+  /**
+   * The dynamic keys that a broker reads only when it starts: how many threads recover its logs,
+   * and how many storage shards own its partitions (Kafka resizes its request handler pool live;
+   * here a partition's shard is fixed while the broker runs).
+   */
+  private static final Set<String> TAKEN_AT_START =
+      Set.of(BrokerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR, BrokerConfig.NUM_IO_THREADS);
 
   private final BrokerConfig staticConfig;
   private final String nodeId;
@@ -150,6 +169,13 @@ public final class DynamicBrokerConfig {
             e.getMessage());
         return;
       }
+      Map<String, String> before = merged(clusterDefault, own);
+      Map<String, String> after = merged(newDefault, newOwn);
+      for (String key : TAKEN_AT_START) {
+        if (!Objects.equals(before.get(key), after.get(key))) {
+          LOG.info("{} is now {}: the broker takes it at its next start", key, after.get(key));
+        }
+      }
       clusterDefault = newDefault;
       own = newOwn;
       current = next;
@@ -172,10 +198,10 @@ public final class DynamicBrokerConfig {
   public void validate(String entity, Map<String, String> configs) {
     Set<String> readOnly = new TreeSet<>();
     Set<String> unprefixed = new TreeSet<>();
-    Set<String> prefixed = new TreeSet<>();
+    Set<String> perBroker = new TreeSet<>();
     for (String key : configs.keySet()) {
-      if (SecurityConfigs.isListenerKey(key)) {
-        prefixed.add(key);
+      if (SecurityConfigs.isListenerKey(key) || PER_BROKER.contains(key)) {
+        perBroker.add(key);
       } else if (SslConfigs.RECONFIGURABLE_CONFIGS.contains(key)) {
         unprefixed.add(key);
       } else if (BrokerConfig.isKnown(key) && !DYNAMIC.contains(key)) {
@@ -199,23 +225,46 @@ public final class DynamicBrokerConfig {
     }
     if (entity.isEmpty()) {
       refuse(
-          prefixed,
+          perBroker,
           "Cannot update these configs at default cluster level, broker id must be specified");
     } else if (entity.equals(nodeId)) {
-      for (Listener listener : staticConfig.listeners().bound()) {
-        if (!next.startOnlySecurityConfigs(listener)
-            .equals(current.startOnlySecurityConfigs(listener))) {
-          throw new InvalidRequestException(
-              "Configs cannot be updated dynamically for existing listener "
-                  + listener.listenerName()
-                  + ", restart broker or create a new listener for update");
-        }
-      }
       try {
+        validateListeners(current, next);
         validators.forEach(v -> v.accept(next));
       } catch (ConfigException e) {
         throw new InvalidRequestException(e.getMessage());
       }
+    }
+  }
+
+  /**
+   * Checks a change of this broker's listeners as Kafka's {@code DynamicListenerConfig} does: each
+   * listener has a security protocol, one that stays bound keeps its protocol and its start-only
+   * security configs, and what the broker advertises stays as it registered.
+   */
+  private static void validateListeners(BrokerConfig current, BrokerConfig next) {
+    Listeners now = current.listeners();
+    Listeners then = next.listeners();
+    for (Listener listener : then.bound()) {
+      Listener bound = now.bound(listener.name()).orElse(null);
+      if (bound == null) {
+        continue;
+      }
+      if (bound.protocol() != listener.protocol()) {
+        throw new ConfigException(
+            "Security protocol cannot be updated for existing listener " + listener.listenerName());
+      }
+      if (!next.startOnlySecurityConfigs(listener)
+          .equals(current.startOnlySecurityConfigs(bound))) {
+        throw new ConfigException(
+            "Configs cannot be updated dynamically for existing listener "
+                + listener.listenerName()
+                + ", restart broker or create a new listener for update");
+      }
+    }
+    if (!then.advertised().equals(now.advertised())) {
+      throw new ConfigException(
+          "Advertised listeners cannot be altered when using a Raft-based metadata quorum.");
     }
   }
 

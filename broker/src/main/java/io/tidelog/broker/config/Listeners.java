@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
@@ -61,6 +62,11 @@ public record Listeners(List<Listener> bound, List<Listener> advertised, String 
               + "; set inter.broker.listener.name");
     }
     return new Listeners(bound, advertised, interBroker);
+  }
+
+  /** The bound listener named {@code name}, if any. */
+  public Optional<Listener> bound(String name) {
+    return bound.stream().filter(l -> l.name().equals(name)).findFirst();
   }
 
   public Listener interBroker() {

@@ -14,8 +14,6 @@ import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -60,7 +58,7 @@ public final class SocketServer {
   private final AuthenticationMetrics authentications;
   private final Counter accepted;
   private final Counter refused;
-  private final List<NetServer> servers = new ArrayList<>();
+  private final Map<ListenerName, NetServer> servers = new ConcurrentHashMap<>();
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicLong connectionIds = new AtomicLong();
   private final Map<String, Integer> openPerIp = new ConcurrentHashMap<>();
@@ -136,10 +134,16 @@ public final class SocketServer {
             .createNetServer(options)
             .connectHandler(
                 socket -> accept((NetSocketInternal) socket, name, protocol, sslEngines));
-    synchronized (servers) {
-      servers.add(server);
+    if (servers.putIfAbsent(name, server) != null) {
+      throw new IllegalStateException("listener " + name + " is bound already");
     }
     return server.listen(port, host).map(NetServer::actualPort);
+  }
+
+  /** Stops listening as {@code name} and closes the connections it accepted, as Kafka does. */
+  public Future<Void> close(ListenerName name) {
+    NetServer server = servers.remove(name);
+    return server == null ? Future.succeededFuture() : server.close();
   }
 
   private void accept(
@@ -262,8 +266,6 @@ public final class SocketServer {
   }
 
   public Future<Void> close() {
-    synchronized (servers) {
-      return Future.all(servers.stream().map(NetServer::close).toList()).mapEmpty();
-    }
+    return Future.all(servers.values().stream().map(NetServer::close).toList()).mapEmpty();
   }
 }

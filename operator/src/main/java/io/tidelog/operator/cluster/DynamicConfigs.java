@@ -24,7 +24,9 @@ import org.apache.kafka.common.config.ConfigResource;
 public final class DynamicConfigs {
   /**
    * The broker's dynamic keys ({@code DynamicBrokerConfig.DYNAMIC} in the broker, which an e2e test
-   * keeps equal to this): the operator runs without the broker's classes.
+   * keeps equal to this; the operator runs without the broker's classes), but for the listeners,
+   * which the operator owns and brokers take only per broker, and {@code num.io.threads}, which a
+   * broker reads at its start: a change of it rolls the brokers.
    */
   public static final Set<String> KEYS =
       Set.of(
