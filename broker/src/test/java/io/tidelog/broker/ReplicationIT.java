@@ -14,9 +14,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -54,6 +56,7 @@ import org.apache.kafka.common.message.DeleteTopicsRequestData.DeleteTopicState;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchRequestData.OffsetFetchRequestGroup;
 import org.apache.kafka.common.message.OffsetFetchRequestData.OffsetFetchRequestTopics;
+import org.apache.kafka.common.message.OffsetFetchResponseData.OffsetFetchResponseGroup;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -462,6 +465,80 @@ class ReplicationIT {
                 java.net.http.HttpResponse.BodyHandlers.ofString());
     assertThat(lag.body().lines()).contains(remote + " jobs 0 30 100 70");
     assertThat(committedOffset("survivors", tp)).isEqualTo(100);
+  }
+
+  /**
+   * A coordinator that takes over answers OffsetFetch COORDINATOR_LOAD_IN_PROGRESS while it loads
+   * the groups of its partition of {@code __consumer_offsets}, and then the whole of what was
+   * committed, never a part: asked without pause by a client on each surviving broker.
+   */
+  @Test
+  void aNewCoordinatorAnswersLoadInProgressUntilItHasLoadedEveryOffsetOfTheGroup()
+      throws Exception {
+    // Given 100,000 offsets committed in one partition of __consumer_offsets: 1,000 groups of 100
+    startCluster(Map.of("broker.session.timeout.ms", "2000", "offsets.topic.num.partitions", "1"));
+    admin.createTopics(List.of(new NewTopic("loaded", 100, (short) 3))).all().get();
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    for (int p = 0; p < 100; p++) {
+      offsets.put(new TopicPartition("loaded", p), new OffsetAndMetadata(1000 + p));
+    }
+    for (int g = 0; g < 1000; g++) {
+      admin.alterConsumerGroupOffsets("loaded-" + g, offsets).all().get();
+    }
+    int coordinator = describeGroup("loaded-999").coordinator().id();
+    List<Integer> survivors =
+        brokers.keySet().stream().filter(id -> id != coordinator).sorted().toList();
+    eventually().until(() -> describe("__consumer_offsets").isr().size() == 3);
+    OffsetFetchRequestData fetch =
+        new OffsetFetchRequestData()
+            .setGroups(
+                List.of(
+                    new OffsetFetchRequestGroup()
+                        .setGroupId("loaded-999")
+                        .setTopics(
+                            List.of(
+                                new OffsetFetchRequestTopics()
+                                    .setName("loaded")
+                                    .setPartitionIndexes(
+                                        IntStream.range(0, 100).boxed().toList())))));
+    List<Errors> answers = new ArrayList<>();
+    try (RawKafkaClient first = new RawKafkaClient(brokers.get(survivors.get(0)).port);
+        RawKafkaClient second = new RawKafkaClient(brokers.get(survivors.get(1)).port)) {
+      // When the coordinator is killed, and both others are asked until one has the group
+      brokers.get(coordinator).kill();
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      boolean answered = false;
+      while (!answered) {
+        assertThat(System.nanoTime()).as("answers %s", answers).isLessThan(deadline);
+        for (RawKafkaClient client : List.of(first, second)) {
+          OffsetFetchResponseGroup group =
+              ((OffsetFetchResponse)
+                      client.send(
+                          OffsetFetchRequest.Builder.forTopicNames(fetch, false).build((short) 8)))
+                  .data()
+                  .groups()
+                  .get(0);
+          Errors error = Errors.forCode(group.errorCode());
+          answers.add(error);
+
+          // Then each answer is "not here", "not yet", or every offset of the group
+          assertThat(error)
+              .isIn(Errors.NONE, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NOT_COORDINATOR);
+          if (error == Errors.NONE) {
+            assertThat(group.topics().get(0).partitions())
+                .hasSize(100)
+                .allMatch(p -> p.committedOffset() == 1000 + p.partitionIndex());
+            answered = true;
+          }
+        }
+      }
+    }
+    // and the load was seen in progress before it answered
+    assertThat(answers).as("answers").contains(Errors.COORDINATOR_LOAD_IN_PROGRESS);
+    System.out.println(
+        "OffsetFetch answers across the failover: "
+            + answers.stream()
+                .collect(Collectors.groupingBy(e -> e, TreeMap::new, Collectors.counting())));
   }
 
   private long committedOffset(String group, TopicPartition tp) throws Exception {
