@@ -206,7 +206,8 @@ public final class BrokerConfig {
           Map.entry("compression.zstd.level", TopicConfig.COMPRESSION_ZSTD_LEVEL_CONFIG),
           Map.entry("min.insync.replicas", TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG),
           Map.entry(
-              "unclean.leader.election.enable", TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG));
+              "unclean.leader.election.enable", TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG),
+          Map.entry("log.segment.delete.delay.ms", TopicConfig.FILE_DELETE_DELAY_MS_CONFIG));
 
   public static final ConfigDef CONFIG_DEF = definitions();
 

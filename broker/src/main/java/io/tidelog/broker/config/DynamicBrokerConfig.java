@@ -58,6 +58,7 @@ public final class DynamicBrokerConfig {
           "compression.zstd.level",
           "min.insync.replicas",
           "unclean.leader.election.enable",
+          "log.segment.delete.delay.ms",
           // the log cleaner, started again with them
           BrokerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE,
           BrokerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND,

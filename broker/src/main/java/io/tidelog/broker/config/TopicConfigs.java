@@ -15,7 +15,7 @@ import org.apache.kafka.common.errors.InvalidConfigurationException;
  * together), and Tidelog's own {@value LogConfig#MAX_UNCOMPRESSED_MESSAGE_BYTES_CONFIG}. The log
  * honours those of {@link LogConfig}, replication {@code min.insync.replicas} and {@code
  * unclean.leader.election.enable}; the README lists those that are accepted with no effect here
- * (tiered storage, replication throttles, {@code preallocate}, {@code file.delete.delay.ms}).
+ * (tiered storage, {@code preallocate}).
  */
 public final class TopicConfigs {
   public static final ConfigDef CONFIG_DEF =

@@ -56,7 +56,8 @@ public record LogConfig(
     long messageTimestampBeforeMaxMs,
     long messageTimestampAfterMaxMs,
     long segmentJitterMs,
-    long maxCompactionLagMs) {
+    long maxCompactionLagMs,
+    long fileDeleteDelayMs) {
 
   /**
    * Tidelog's limit on what one record batch may decompress to (Kafka has none): {@code
@@ -183,7 +184,8 @@ public record LogConfig(
           .define(kafkas(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG))
           .define(kafkas(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG))
           .define(kafkas(TopicConfig.SEGMENT_JITTER_MS_CONFIG))
-          .define(kafkas(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG));
+          .define(kafkas(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG))
+          .define(kafkas(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG));
 
   /** Kafka's own definition of topic config {@code name}: its type, default and check. */
   private static ConfigDef.ConfigKey kafkas(String name) {
@@ -220,7 +222,8 @@ public record LogConfig(
         (Long) v.get(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
         (Long) v.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG),
         (Long) v.get(TopicConfig.SEGMENT_JITTER_MS_CONFIG),
-        (Long) v.get(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG));
+        (Long) v.get(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG),
+        (Long) v.get(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG));
   }
 
   /**

@@ -22,6 +22,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -29,6 +31,7 @@ import java.util.function.LongConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,6 +69,20 @@ public final class LogManager implements AutoCloseable {
   private final Map<Path, FileChannel> locks = new ConcurrentHashMap<>();
   private final Map<Path, Object> creationLocks = new ConcurrentHashMap<>();
   private final ExecutorService flusher;
+
+  /** Closes the files of segments that left their logs, each after its file.delete.delay.ms. */
+  private final ScheduledThreadPoolExecutor closer =
+      new ScheduledThreadPoolExecutor(
+          1,
+          runnable -> {
+            Thread thread = new Thread(runnable, "tidelog-segment-closer");
+            thread.setDaemon(true);
+            return thread;
+          });
+
+  /** The files {@link #closer} has yet to close, closed at once when the logs close. */
+  private final Set<FileRecords> toClose = ConcurrentHashMap.newKeySet();
+
   private final LogServices services;
   private volatile LongConsumer flushListener = nanos -> {};
   private volatile Runnable allDirsOfflineListener = () -> {};
@@ -88,7 +105,30 @@ public final class LogManager implements AutoCloseable {
     this.flusher = executor;
     this.services =
         new LogServices(
-            time, executor, this::handleDirFailure, nanos -> flushListener.accept(nanos));
+            time,
+            executor,
+            this::handleDirFailure,
+            nanos -> flushListener.accept(nanos),
+            this::closeAfter);
+  }
+
+  private void closeAfter(long delayMs, FileRecords file) {
+    toClose.add(file);
+    try {
+      closer.schedule(() -> closeNow(file), delayMs, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) { // closing: no read is left to finish
+      closeNow(file);
+    }
+  }
+
+  private void closeNow(FileRecords file) {
+    if (toClose.remove(file)) {
+      try {
+        file.closeHandlers();
+      } catch (IOException e) {
+        LOG.warn("Closing the file of a deleted segment failed: {}", e.toString());
+      }
+    }
   }
 
   /**
@@ -413,6 +453,8 @@ public final class LogManager implements AutoCloseable {
   @Override
   public void close() throws IOException {
     flusher.shutdown();
+    closer.shutdownNow();
+    List.copyOf(toClose).forEach(this::closeNow);
     for (PartitionLog log : logs.values()) {
       try {
         log.close();

@@ -645,19 +645,29 @@ final class LogSegment implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    FileRecords open = null;
     try {
-      if (maxTimestampKnown) { // else the time index's last entry holds it
-        timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
-      }
-      offsetIndex.close();
-      timeIndex.close();
-      closeTxnIndex();
+      open = closeIndexes();
     } finally {
-      FileRecords open = takeFile();
+      open = open == null ? takeFile() : open;
       if (open != null) {
         open.close();
       }
     }
+  }
+
+  /**
+   * Closes the indexes and gives up the segment's open file without closing it, for a caller that
+   * closes it later; null if it was not open. The segment must not be used afterwards.
+   */
+  FileRecords closeIndexes() throws IOException {
+    if (maxTimestampKnown) { // else the time index's last entry holds it
+      timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+    }
+    offsetIndex.close();
+    timeIndex.close();
+    closeTxnIndex();
+    return takeFile();
   }
 
   private synchronized FileRecords openFile() {
@@ -683,7 +693,19 @@ final class LogSegment implements AutoCloseable {
     }
   }
 
+  /** Deletes the segment's files and closes them. */
   void delete() throws IOException {
+    FileRecords open = deleteFiles();
+    if (open != null) {
+      open.closeHandlers();
+    }
+  }
+
+  /**
+   * Deletes the segment's files and gives up its open file without closing it (it stays readable
+   * until closed), for a caller that closes it later; null if it was not open.
+   */
+  FileRecords deleteFiles() throws IOException {
     offsetIndex.delete();
     timeIndex.delete();
     closeTxnIndex();
@@ -692,10 +714,8 @@ final class LogSegment implements AutoCloseable {
       txnIndexFileExists = false;
     }
     FileRecords open = takeFile();
-    if (open != null) {
-      open.closeHandlers();
-    }
     Files.deleteIfExists(file.toPath());
+    return open;
   }
 
   @Override

@@ -21,6 +21,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.record.EndTransactionMarker;
+import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
@@ -525,7 +526,7 @@ public final class PartitionLog implements AutoCloseable {
     }
     try {
       for (LogSegment later : segments.removeAbove(offset)) {
-        later.delete();
+        deleteLater(later);
       }
       LogSegment active = segments.active();
       active.truncateTo(offset);
@@ -552,7 +553,7 @@ public final class PartitionLog implements AutoCloseable {
     checkOnline();
     try {
       for (LogSegment segment : segments.removeAll()) {
-        segment.delete();
+        deleteLater(segment);
       }
       segments.add(LogSegment.open(dir, offset, config, services.time().milliseconds()));
       leaderEpochCache.clear();
@@ -671,7 +672,7 @@ public final class PartitionLog implements AutoCloseable {
         LOG.info("{}: deleting segment {} for {}", topicPartition, oldest, reason);
         bytesAboveRetention -= oldest.sizeInBytes();
         segments.remove(oldest);
-        oldest.delete();
+        deleteLater(oldest);
         deleted++;
       }
       logStartOffset = Math.max(logStartOffset, segments.firstBaseOffset());
@@ -852,7 +853,7 @@ public final class PartitionLog implements AutoCloseable {
         Files.deleteIfExists(LogSegment.file(cleanedDir, base, LogSegment.TXN_INDEX_SUFFIX));
         return false;
       }
-      original.close();
+      closeLater(original.closeIndexes());
       // Before the records: the cleaned index names the aborts whose markers the cleaned records
       // keep. A crash between leaves the original records with abort markers the index no longer
       // names, of transactions with no records left (the cleaner removes an abort marker only
@@ -969,11 +970,25 @@ public final class PartitionLog implements AutoCloseable {
     }
   }
 
+  /**
+   * Deletes {@code segment}'s files now and closes its file {@code file.delete.delay.ms} later, so
+   * that a read already answered from it, still being sent, finishes.
+   */
+  private void deleteLater(LogSegment segment) throws IOException {
+    closeLater(segment.deleteFiles());
+  }
+
+  private void closeLater(FileRecords file) throws IOException {
+    if (file != null) {
+      services.fileCloser().closeAfter(config.fileDeleteDelayMs(), file);
+    }
+  }
+
   /** Deletes the log's directory and everything in it; the log must not be used afterwards. */
   void delete() throws IOException {
     partitionMetadata.discard();
     for (LogSegment segment : segments.removeAll()) {
-      segment.delete();
+      deleteLater(segment);
     }
     Utils.delete(dir.toFile());
   }

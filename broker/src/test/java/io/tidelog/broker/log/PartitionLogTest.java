@@ -6,11 +6,13 @@ import static io.tidelog.broker.log.TestBatches.offsets;
 import static io.tidelog.broker.log.TestBatches.readAllValues;
 import static io.tidelog.broker.log.TestBatches.values;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.tidelog.broker.log.PartitionLog.LoadState;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -623,6 +625,54 @@ class PartitionLogTest {
     assertThat(log.logStartOffset()).isEqualTo(3);
     assertThat(values(log.read(3, 1000, Long.MAX_VALUE).records())).containsExactly("r3");
     assertThrows(OffsetOutOfRangeException.class, () -> log.read(2, 1000, Long.MAX_VALUE));
+  }
+
+  /**
+   * As Kafka's asynchronous segment deletion: a read answered from a segment that then leaves the
+   * log (here by DeleteRecords; retention, truncation and the cleaner's swap go the same way) stays
+   * readable, its files gone from the directory, until {@code file.delete.delay.ms} has passed;
+   * then its file is closed, and the same read would fail while being sent.
+   */
+  @Test
+  void aReadAnsweredFromASegmentThatIsDeletedStaysReadableForFileDeleteDelayMs()
+      throws IOException {
+    List<Long> delays = new ArrayList<>();
+    List<FileRecords> closing = new ArrayList<>();
+    LogServices delaying =
+        new LogServices(
+            time,
+            Runnable::run,
+            (dir, e) -> {},
+            nanos -> {},
+            (delayMs, file) -> {
+              delays.add(delayMs);
+              closing.add(file);
+            });
+    PartitionLog log =
+        PartitionLog.open(
+            logDir.resolve("kept-0"),
+            LogConfig.parse(Map.of("segment.bytes", "100", "file.delete.delay.ms", "1234")),
+            LoadState.NEW,
+            delaying);
+    opened.add(log);
+    for (int i = 0; i < 3; i++) {
+      log.append(batch(T0, "r" + i), 0);
+    }
+    LogReadInfo answered = log.read(0, 1000, Long.MAX_VALUE);
+
+    log.deleteRecordsBefore(2);
+
+    try (var files = Files.list(log.dir())) {
+      assertThat(files.map(f -> f.getFileName().toString()))
+          .noneMatch(name -> name.startsWith("00000000000000000000."));
+    }
+    assertThat(values(answered.records())).containsExactly("r0");
+    assertThat(delays).containsExactly(1234L, 1234L);
+    for (FileRecords file : closing) {
+      file.closeHandlers();
+    }
+    assertThatThrownBy(() -> values(answered.records()))
+        .hasRootCauseInstanceOf(ClosedChannelException.class);
   }
 
   @Test

@@ -50,6 +50,7 @@ public final class DynamicConfigs {
           "compression.zstd.level",
           "min.insync.replicas",
           "unclean.leader.election.enable",
+          "log.segment.delete.delay.ms",
           "log.cleaner.dedupe.buffer.size",
           "log.cleaner.io.max.bytes.per.second",
           "log.cleaner.backoff.ms",
