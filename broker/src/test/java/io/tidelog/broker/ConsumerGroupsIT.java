@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
@@ -44,15 +43,9 @@ import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitRequestData.OffsetCommitRequestPartition;
 import org.apache.kafka.common.message.OffsetCommitRequestData.OffsetCommitRequestTopic;
-import org.apache.kafka.common.message.OffsetFetchRequestData;
-import org.apache.kafka.common.message.OffsetFetchRequestData.OffsetFetchRequestGroup;
-import org.apache.kafka.common.message.OffsetFetchRequestData.OffsetFetchRequestTopics;
-import org.apache.kafka.common.message.OffsetFetchResponseData.OffsetFetchResponseGroup;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.requests.OffsetCommitResponse;
-import org.apache.kafka.common.requests.OffsetFetchRequest;
-import org.apache.kafka.common.requests.OffsetFetchResponse;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
@@ -425,68 +418,6 @@ class ConsumerGroupsIT {
     assertThat(lag.statusCode()).isEqualTo(200);
     assertThat(lag.body().lines())
         .contains("laggards lagging 0 4 10 6", "laggards lagging 1 10 10 0");
-  }
-
-  @Test
-  void acrossACoordinatorRestartOffsetFetchAnswersNotYetOrTheWholeGroupNeverAPart()
-      throws Exception {
-    // Given 100,000 committed offsets: 1000 groups of 100 partitions each
-    createTopic("loaded", 100);
-    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-    for (int p = 0; p < 100; p++) {
-      offsets.put(new TopicPartition("loaded", p), new OffsetAndMetadata(1000 + p));
-    }
-    for (int g = 0; g < 1000; g++) {
-      admin.alterConsumerGroupOffsets("loaded-" + g, offsets).all().get();
-    }
-    OffsetFetchRequestData fetch =
-        new OffsetFetchRequestData()
-            .setGroups(
-                List.of(
-                    new OffsetFetchRequestGroup()
-                        .setGroupId("loaded-999")
-                        .setTopics(
-                            List.of(
-                                new OffsetFetchRequestTopics()
-                                    .setName("loaded")
-                                    .setPartitionIndexes(
-                                        IntStream.range(0, 100).boxed().toList())))));
-
-    // When the broker restarts and is asked for the last group's offsets from its first moment
-    broker.close();
-    broker = startBroker();
-    List<Errors> answers = new ArrayList<>();
-    try (RawKafkaClient client = new RawKafkaClient(broker.port)) {
-      long deadline = System.nanoTime() + WAIT.toNanos();
-      while (answers.isEmpty() || answers.get(answers.size() - 1) != Errors.NONE) {
-        assertThat(System.nanoTime()).as("answers %s", answers).isLessThan(deadline);
-        OffsetFetchResponseGroup group =
-            ((OffsetFetchResponse)
-                    client.send(
-                        OffsetFetchRequest.Builder.forTopicNames(fetch, false).build((short) 8)))
-                .data()
-                .groups()
-                .get(0);
-        Errors error = Errors.forCode(group.errorCode());
-        answers.add(error);
-
-        // Then every answer is "not yet" or the whole of what was committed, never a part
-        assertThat(error)
-            .isIn(Errors.NONE, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NOT_COORDINATOR);
-        if (error == Errors.NONE) {
-          assertThat(group.topics().get(0).partitions())
-              .hasSize(100)
-              .allMatch(p -> p.committedOffset() == 1000 + p.partitionIndex());
-        }
-      }
-    } finally {
-      admin.close();
-      admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap()));
-    }
-    System.out.println(
-        "OffsetFetch answers across the restart: "
-            + answers.stream()
-                .collect(Collectors.groupingBy(e -> e, TreeMap::new, Collectors.counting())));
   }
 
   @Test
