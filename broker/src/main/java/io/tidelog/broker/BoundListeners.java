@@ -92,7 +92,7 @@ final class BoundListeners {
     for (Listener listener : next.listeners().bound()) {
       ListenerSecurity existing = bound.containsKey(listener.name()) ? security(listener) : null;
       if (existing == null) {
-        create(listener, next);
+        create(listener, next).close();
       } else if (existing.sslEngines() != null) {
         existing.sslEngines().validateReconfiguration(next.security(listener));
       }
@@ -127,7 +127,11 @@ final class BoundListeners {
         changes.add(bind(listener, next));
       }
     }
-    security.keySet().retainAll(named);
+    for (String name : List.copyOf(security.keySet())) {
+      if (!named.contains(name)) {
+        forget(name);
+      }
+    }
     return Future.all(changes).mapEmpty();
   }
 
@@ -151,8 +155,7 @@ final class BoundListeners {
             tls == null ? null : tls::serverEngine)
         .recover(
             e -> {
-              bound.remove(listener.name());
-              security.remove(listener.name());
+              forget(listener.name());
               return server
                   .close(listener.listenerName())
                   .transform(
@@ -167,11 +170,19 @@ final class BoundListeners {
   }
 
   private Future<Void> unbind(Listener listener) {
-    bound.remove(listener.name());
-    security.remove(listener.name());
+    forget(listener.name());
     return server
         .close(listener.listenerName())
         .onSuccess(v -> LOG.info("Closed listener {} and its connections", describe(listener)));
+  }
+
+  /** Takes listener {@code name} off the bound ones and closes its security. */
+  private void forget(String name) {
+    bound.remove(name);
+    ListenerSecurity gone = security.remove(name);
+    if (gone != null) {
+      gone.close();
+    }
   }
 
   private ListenerSecurity create(Listener listener, BrokerConfig config) {

@@ -1,6 +1,7 @@
 package io.tidelog.broker.security;
 
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,6 +13,7 @@ import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
 import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.security.JaasContext;
+import org.apache.kafka.common.security.auth.AuthenticateCallbackHandler;
 import org.apache.kafka.common.security.auth.KafkaPrincipalBuilder;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder;
@@ -43,10 +45,11 @@ import org.apache.kafka.common.security.token.delegation.internals.DelegationTok
  * Unlike Kafka, an OAUTHBEARER listener never falls back to Kafka's unsecured validator, which
  * takes unsigned tokens.
  */
-public final class ListenerSecurity {
+public final class ListenerSecurity implements AutoCloseable {
   private final KafkaPrincipalBuilder principals;
   private final SslEngineSource sslEngines;
   private final Map<String, Supplier<SaslServer>> saslServers;
+  private final List<AuthenticateCallbackHandler> handlers;
   private final long connectionsMaxReauthMs;
   private final int saslServerMaxReceiveBytes;
 
@@ -54,11 +57,13 @@ public final class ListenerSecurity {
       KafkaPrincipalBuilder principals,
       SslEngineSource sslEngines,
       Map<String, Supplier<SaslServer>> saslServers,
+      List<AuthenticateCallbackHandler> handlers,
       long connectionsMaxReauthMs,
       int saslServerMaxReceiveBytes) {
     this.principals = principals;
     this.sslEngines = sslEngines;
     this.saslServers = saslServers;
+    this.handlers = handlers;
     this.connectionsMaxReauthMs = connectionsMaxReauthMs;
     this.saslServerMaxReceiveBytes = saslServerMaxReceiveBytes;
   }
@@ -87,6 +92,7 @@ public final class ListenerSecurity {
       }
     }
     Map<String, Supplier<SaslServer>> saslServers = new LinkedHashMap<>();
+    List<AuthenticateCallbackHandler> handlers = new ArrayList<>();
     if (protocol == SecurityProtocol.SASL_PLAINTEXT || protocol == SecurityProtocol.SASL_SSL) {
       DelegationTokenCache tokens = new DelegationTokenCache(ScramMechanism.mechanismNames());
       @SuppressWarnings("unchecked")
@@ -108,6 +114,7 @@ public final class ListenerSecurity {
             throw new ConfigException(
                 "Listener " + listener.value() + ": OAUTHBEARER: " + e.getMessage());
           }
+          handlers.add(jwts);
           saslServers.put(mechanism, () -> new OAuthBearerSaslServer(jwts));
         } else if (mechanism.equals(PlainSaslServer.PLAIN_MECHANISM)) {
           PlainServerCallbackHandler users = new PlainServerCallbackHandler();
@@ -125,6 +132,7 @@ public final class ListenerSecurity {
         principals,
         sslEngines,
         saslServers,
+        List.copyOf(handlers),
         (Long) configs.get(BrokerSecurityConfigs.CONNECTIONS_MAX_REAUTH_MS_CONFIG),
         (Integer) configs.get(BrokerSecurityConfigs.SASL_SERVER_MAX_RECEIVE_SIZE_CONFIG));
   }
@@ -181,5 +189,11 @@ public final class ListenerSecurity {
   /** The largest request frame before the client is authenticated. */
   public int saslServerMaxReceiveBytes() {
     return saslServerMaxReceiveBytes;
+  }
+
+  /** Stops what the listener's SASL validators run, such as the refresh of an OAuth JWKS. */
+  @Override
+  public void close() {
+    handlers.forEach(AuthenticateCallbackHandler::close);
   }
 }
