@@ -808,6 +808,7 @@ class AdminDifferentialIT {
             .containsExactly("'1' NONE");
         await()
             .atMost(Duration.ofSeconds(30))
+            .ignoreExceptions()
             .untilAsserted(() -> assertThat(apiVersions(extra)).isEqualTo(Errors.NONE));
         try (RawKafkaClient open = new RawKafkaClient(extra, 10_000)) {
           assertThat(
