@@ -88,9 +88,10 @@ final class Partition {
   private boolean caughtUp;
 
   /**
-   * The ISR this leader proposed and etcd may have taken already, while the change is in flight;
-   * null otherwise. Until its answer is applied, the high watermark waits for the replicas of both
-   * ISRs (Kafka's maximal ISR): once etcd has the larger one, the controller may elect any of them.
+   * The ISR this leader proposed and etcd may have taken already, while the change is in flight or
+   * its fate is unknown (a write that failed may still have been applied); null otherwise. Until a
+   * newer state is applied, the high watermark waits for the replicas of both ISRs (Kafka's maximal
+   * ISR): once etcd has the larger one, the controller may elect any of them.
    */
   private List<Integer> proposedIsr;
 
@@ -130,6 +131,7 @@ final class Partition {
     }
     PartitionState previous = state;
     state = next;
+    proposedIsr = null; // whatever became of a proposal, this is the ISR now
     boolean newEpoch = previous == null || previous.leaderEpoch() != next.leaderEpoch();
     if (next.leader() == localId) {
       if (leaderState == null || newEpoch) {
@@ -183,6 +185,7 @@ final class Partition {
       LOG.warn("{}: no longer leading: this broker lost its registration", tp);
       leaderState = null;
       state = null;
+      proposedIsr = null;
     }
   }
 
@@ -412,9 +415,9 @@ final class Partition {
     proposedIsr = List.copyOf(isr);
   }
 
-  /** The proposal was answered; the state applied after it is the ISR from then on. */
-  void isrChangeEnded() {
-    proposedIsr = null;
+  /** Whether {@code isr} is still proposed, from {@code expected}, and nothing newer applied. */
+  boolean stillProposes(PartitionState expected, List<Integer> isr) {
+    return leaderState != null && state == expected && isr.equals(proposedIsr);
   }
 
   /**

@@ -61,6 +61,9 @@ import org.slf4j.LoggerFactory;
 public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicaManager.class);
 
+  /** How long a leader waits before it writes an ISR change again after a failed write. */
+  private static final long ISR_CHANGE_RETRY_MS = 500;
+
   private final int localId;
   private final LogManager logManager;
   private final MetadataStore metadata;
@@ -699,13 +702,34 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     PartitionState expected = p.state();
     p.isrChangeStarted(wanted);
     LOG.info("{}: ISR {} -> {}", p.tp, expected.isr(), wanted);
+    sendIsrChange(p, expected, wanted);
+  }
+
+  /**
+   * On the shard: writes the proposed ISR change. The proposal ends when a newer state is applied:
+   * the one written, or, when etcd held another first, that one from the watch. A write that fails
+   * may still have been applied, so the proposal stands and the same change is written again after
+   * {@link #ISR_CHANGE_RETRY_MS}, as Kafka's AlterPartitionManager retries, until an answer comes.
+   */
+  private void sendIsrChange(Partition p, PartitionState expected, List<Integer> wanted) {
     isrChanges
         .send(new PartitionChange(p.tp, expected, expected.withIsr(wanted)))
         .whenCompleteAsync(
             (written, e) -> {
-              p.isrChangeEnded();
               if (e != null) {
-                LOG.warn("{}: changing the ISR failed: {}", p.tp, e.getMessage());
+                LOG.warn(
+                    "{}: changing the ISR failed, writing it again in {} ms: {}",
+                    p.tp,
+                    ISR_CHANGE_RETRY_MS,
+                    e.getMessage());
+                CompletableFuture.delayedExecutor(
+                        ISR_CHANGE_RETRY_MS, TimeUnit.MILLISECONDS, shard(p.tp))
+                    .execute(
+                        () -> {
+                          if (p.stillProposes(expected, wanted)) {
+                            sendIsrChange(p, expected, wanted);
+                          }
+                        });
               } else if (written.isPresent()) {
                 countIsrChange(expected.isr(), wanted);
                 TopicMetadata topic = metadata.topic(p.tp.topic()).orElse(null);

@@ -190,6 +190,28 @@ class PartitionTest {
   }
 
   @Test
+  void aProposedIsrStandsUntilANewerStateIsAppliedWhateverItsWriteAnswered() throws Exception {
+    // A write of ISR {0, 1, 2} that failed (an etcd timeout, say) may still have been applied:
+    // until a newer state comes, the leader keeps waiting for 2 and proposes nothing else
+    Partition partition = leaderWithFollower2OutOfSync();
+    PartitionState expected = partition.state();
+    List<Integer> wanted = partition.wantedIsr(NOW, LAG_MS, Set.of(0, 1, 2)::contains);
+    partition.isrChangeStarted(wanted);
+    partition.appendAsLeader(oneRecord(), (short) -1, AppendOrigin.CLIENT);
+    partition.readForFollower(1, 1, 1, 1, 1024, false, NOW);
+
+    assertThat(partition.stillProposes(expected, wanted)).isTrue();
+    assertThat(partition.wantedIsr(NOW, LAG_MS, Set.of(0, 1, 2)::contains)).isNull();
+    assertThat(partition.highWatermark()).as("2 may be in etcd's ISR already").isZero();
+
+    // When the watch brings etcd's state, which took the change, the proposal is over
+    partition.applyState(new PartitionState(0, 1, wanted, 2, 12), List.of(0, 1, 2), 1, NOW);
+    assertThat(partition.stillProposes(expected, wanted)).isFalse();
+    partition.readForFollower(2, 1, 1, 1, 1024, false, NOW);
+    assertThat(partition.highWatermark()).isEqualTo(1);
+  }
+
+  @Test
   void aFollowerThatLedAnEarlierEpochOfTheEmptyLogRejoinsTheIsr() throws Exception {
     // It led epoch 0 without writing anything; this leader's history starts at epoch 1
     Partition partition = leaderWithFollower2OutOfSync(0);
