@@ -754,7 +754,11 @@ class AdminDifferentialIT {
   @Test
   void listenersChangePerBrokerAsInKafka() throws Exception {
     AlterConfigOp.OpType set = AlterConfigOp.OpType.SET;
-    int extra = EtcdServer.freePort();
+    // a port each (freePort never hands one out twice): Kafka may hold a removed listener's
+    // port for a while after it answers
+    int kafkaExtra = EtcdServer.freePort();
+    int tidelogExtra = EtcdServer.freePort();
+    Map<Integer, Integer> extras = Map.of(kafka.port, kafkaExtra, tidelog.port, tidelogExtra);
     // Kafka's node has a controller listener beside its client one; Tidelog has none
     IntFunction<String> bound =
         port ->
@@ -765,12 +769,14 @@ class AdminDifferentialIT {
         port ->
             "PLAINTEXT:PLAINTEXT,EXTRA:PLAINTEXT"
                 + (port == kafka.port ? ",CONTROLLER:PLAINTEXT" : "");
-    String withExtra = ",EXTRA://127.0.0.1:" + extra;
+    IntFunction<String> withExtra = port -> ",EXTRA://127.0.0.1:" + extras.get(port);
     try {
       for (IntFunction<AbstractRequest> request :
           List.<IntFunction<AbstractRequest>>of(
               port -> brokerChange("", set, "listeners", bound.apply(port), false),
-              port -> brokerChange("1", set, "listeners", bound.apply(port) + withExtra, false),
+              port ->
+                  brokerChange(
+                      "1", set, "listeners", bound.apply(port) + withExtra.apply(port), false),
               port ->
                   brokerChange(
                       "1",
@@ -783,7 +789,8 @@ class AdminDifferentialIT {
                       "1",
                       set,
                       "listeners",
-                      bound.apply(port).replaceFirst("PLAINTEXT://[^,]*,?", "") + withExtra,
+                      bound.apply(port).replaceFirst("PLAINTEXT://[^,]*,?", "")
+                          + withExtra.apply(port),
                       false),
               port ->
                   brokerChange(
@@ -793,18 +800,26 @@ class AdminDifferentialIT {
               port ->
                   brokerChange(
                       "1", set, "listener.security.protocol.map", protocols.apply(port), false),
-              port -> brokerChange("1", set, "listeners", bound.apply(port) + withExtra, true))) {
+              port ->
+                  brokerChange(
+                      "1", set, "listeners", bound.apply(port) + withExtra.apply(port), true))) {
         same(request, AdminDifferentialIT::altered);
       }
-      assertThat(EtcdServer.isFree(extra)).as("nothing bound by validateOnly").isTrue();
+      assertThat(extras.values()).as("nothing bound by validateOnly").allMatch(EtcdServer::isFree);
 
       // When both bind the listener, each serves on it; once it is removed, Tidelog no longer
       for (int port : ports()) {
+        int extra = extras.get(port);
         assertThat(
                 altered(
                     sent(
                         port,
-                        brokerChange("1", set, "listeners", bound.apply(port) + withExtra, false))))
+                        brokerChange(
+                            "1",
+                            set,
+                            "listeners",
+                            bound.apply(port) + withExtra.apply(port),
+                            false))))
             .containsExactly("'1' NONE");
         await()
             .atMost(Duration.ofSeconds(30))
