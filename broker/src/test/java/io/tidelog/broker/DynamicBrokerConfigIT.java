@@ -275,6 +275,33 @@ class DynamicBrokerConfigIT {
     assertThat(answers(brokers.get(1).port)).as("its other listener").isTrue();
   }
 
+  /**
+   * {@code num.io.threads}, dynamic in Kafka, is stored at once and taken when the broker starts
+   * next: it sizes the storage shards, each one thread named {@code tidelog-shard-<i>}.
+   */
+  @Test
+  void numIoThreadsIsTakenAtTheBrokersNextStart() throws Exception {
+    // Both brokers run two shards (TestBroker's num.io.threads)
+    assertThat(shardThreadAlive(2)).isFalse();
+    try (Admin admin = admin()) {
+      alter(admin, "1", BrokerConfig.NUM_IO_THREADS, "3");
+    }
+    int port = brokers.get(1).port;
+    brokers.remove(1).close();
+    brokers.add(
+        TestBroker.start(
+            dir.resolve("logs-1"),
+            port,
+            Map.of("node.id", "1", BrokerConfig.ETCD_ENDPOINTS, etcd.endpoint()),
+            List.of()));
+    assertThat(shardThreadAlive(2)).as("a third shard after the restart").isTrue();
+  }
+
+  private static boolean shardThreadAlive(int index) {
+    return Thread.getAllStackTraces().keySet().stream()
+        .anyMatch(t -> t.isAlive() && t.getName().equals("tidelog-shard-" + index));
+  }
+
   /** Whether a Kafka listener on {@code port} answers ApiVersions. */
   private static boolean answers(int port) {
     try (RawKafkaClient client = new RawKafkaClient(port, 5_000)) {
