@@ -9,6 +9,7 @@ import io.tidelog.broker.cluster.BrokerRegistration;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.Controller;
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.PartitionReassigner;
 import io.tidelog.broker.cluster.TopicCreator;
 import io.tidelog.broker.cluster.UserScramCredential;
 import io.tidelog.broker.config.BrokerConfig;
@@ -40,6 +41,7 @@ import io.tidelog.broker.protocol.MetadataHandler;
 import io.tidelog.broker.protocol.OffsetsHandler;
 import io.tidelog.broker.protocol.ProduceHandler;
 import io.tidelog.broker.protocol.ProducerIdHandler;
+import io.tidelog.broker.protocol.ReassignmentsHandler;
 import io.tidelog.broker.protocol.RequestDispatcher;
 import io.tidelog.broker.protocol.ScramCredentialsHandler;
 import io.tidelog.broker.protocol.TopicAdminHandler;
@@ -506,6 +508,11 @@ public final class Broker implements AutoCloseable {
             new LogDirsHandler(replicas, authorization),
             new DescribeProducersHandler(metadata, replicas, authorization),
             new ElectLeadersHandler(metadata, metadataExecutor, authorization),
+            new ReassignmentsHandler(
+                metadata,
+                new PartitionReassigner(metadata, creator, topicConfigs),
+                metadataExecutor,
+                authorization),
             new WriteTxnMarkersHandler(replicas, authorization, config.requestTimeoutMs()));
     AuthenticationMetrics authentications = new AuthenticationMetrics(registry);
     server =

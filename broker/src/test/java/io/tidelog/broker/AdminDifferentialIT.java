@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -21,6 +23,7 @@ import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.SslConfigs;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsAssignment;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
@@ -31,11 +34,14 @@ import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfig;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfigCollection;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.AlterConfigsRequest;
 import org.apache.kafka.common.requests.AlterConfigsResponse;
+import org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest;
+import org.apache.kafka.common.requests.AlterPartitionReassignmentsResponse;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
@@ -43,6 +49,8 @@ import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsResponse;
+import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
+import org.apache.kafka.common.requests.ListPartitionReassignmentsResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -1041,6 +1049,103 @@ class AdminDifferentialIT {
               .build((short) 2),
           AdminDifferentialIT::elected);
     }
+  }
+
+  /**
+   * AlterPartitionReassignments and ListPartitionReassignments on one node each: the same code and
+   * message per partition for an unknown topic and partition, an empty, repeated or unregistered
+   * replica, a cancellation with nothing in progress, a change of the replication factor that the
+   * request does not allow, and a move to the replicas the partition has; nothing in progress
+   * after.
+   */
+  @Test
+  void reassignmentsAreCheckedAsKafkasControllerChecksThem() throws Exception {
+    for (boolean allowFactorChange : List.of(true, false)) {
+      View answered =
+          same(
+              reassign(
+                  allowFactorChange,
+                  Map.of(
+                      "no-such-topic",
+                      Map.of(0, Arrays.asList(1)),
+                      "existing",
+                      Map.of(
+                          7, Arrays.asList(1),
+                          0, Arrays.asList(1))),
+                  Map.of("grown", Map.of(0, List.of()))),
+              AdminDifferentialIT::reassigned);
+      assertThat(answered.results()).contains("existing-0 NONE null");
+      for (List<Integer> replicas : List.of(List.of(1, 1), List.of(1, 42), List.of(42))) {
+        same(
+            reassign(allowFactorChange, Map.of("existing", Map.of(0, replicas)), Map.of()),
+            AdminDifferentialIT::reassigned);
+      }
+      Map<Integer, List<Integer>> cancel = new HashMap<>();
+      cancel.put(0, null);
+      View cancelled =
+          same(
+              reassign(allowFactorChange, Map.of("existing", cancel), Map.of()),
+              AdminDifferentialIT::reassigned);
+      assertThat(cancelled.results()).contains("existing-0 NO_REASSIGNMENT_IN_PROGRESS null");
+    }
+    same(
+        new ListPartitionReassignmentsRequest.Builder(
+                new ListPartitionReassignmentsRequestData().setTopics(null))
+            .build((short) 0),
+        (ListPartitionReassignmentsResponse r) ->
+            List.of(Errors.forCode(r.data().errorCode()) + " " + r.data().topics()));
+  }
+
+  /**
+   * An AlterPartitionReassignments v1 of {@code moves} and {@code more}, by topic and partition.
+   */
+  private static AbstractRequest reassign(
+      boolean allowFactorChange,
+      Map<String, Map<Integer, List<Integer>>> moves,
+      Map<String, Map<Integer, List<Integer>>> more) {
+    AlterPartitionReassignmentsRequestData data =
+        new AlterPartitionReassignmentsRequestData()
+            .setAllowReplicationFactorChange(allowFactorChange);
+    Map<String, Map<Integer, List<Integer>>> all = new java.util.TreeMap<>(moves);
+    all.putAll(more);
+    all.forEach(
+        (topic, partitions) -> {
+          var reassignable =
+              new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(topic);
+          new java.util.TreeMap<>(partitions)
+              .forEach(
+                  (p, replicas) ->
+                      reassignable
+                          .partitions()
+                          .add(
+                              new AlterPartitionReassignmentsRequestData.ReassignablePartition()
+                                  .setPartitionIndex(p)
+                                  .setReplicas(replicas)));
+          data.topics().add(reassignable);
+        });
+    return new AlterPartitionReassignmentsRequest.Builder(data).build((short) 1);
+  }
+
+  private static List<String> reassigned(AlterPartitionReassignmentsResponse response) {
+    List<String> results = new ArrayList<>();
+    results.add("top " + Errors.forCode(response.data().errorCode()));
+    response
+        .data()
+        .responses()
+        .forEach(
+            t ->
+                t.partitions()
+                    .forEach(
+                        p ->
+                            results.add(
+                                t.name()
+                                    + "-"
+                                    + p.partitionIndex()
+                                    + " "
+                                    + Errors.forCode(p.errorCode())
+                                    + " "
+                                    + p.errorMessage())));
+    return results;
   }
 
   private static IncrementalAlterConfigsRequest loggerChange(

@@ -53,6 +53,7 @@ import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
@@ -740,6 +741,36 @@ class AuthorizationDifferentialIT {
             List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER)),
             electLeaders(),
             "NONE [ELECTION_NOT_NEEDED]"));
+    cases.add(
+        new Case(
+            "alter partition reassignments, no ACL",
+            List.of(),
+            cancelReassignment(),
+            "CLUSTER_AUTHORIZATION_FAILED [CLUSTER_AUTHORIZATION_FAILED]"));
+    cases.add(
+        new Case(
+            "alter partition reassignments, DESCRIBE",
+            List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE)),
+            cancelReassignment(),
+            "CLUSTER_AUTHORIZATION_FAILED [CLUSTER_AUTHORIZATION_FAILED]"));
+    cases.add(
+        new Case(
+            "alter partition reassignments, ALTER",
+            List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER)),
+            cancelReassignment(),
+            "NONE [NO_REASSIGNMENT_IN_PROGRESS]"));
+    cases.add(
+        new Case(
+            "list partition reassignments, no ACL",
+            List.of(),
+            listReassignments(),
+            "CLUSTER_AUTHORIZATION_FAILED"));
+    cases.add(
+        new Case(
+            "list partition reassignments, DESCRIBE",
+            List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE)),
+            listReassignments(),
+            "NONE topics=0"));
     cases.add(new Case("api versions, no ACL", List.of(), apiVersions(), "NONE"));
     cases.add(new Case("sync group, no ACL", List.of(), syncGroup(), "GROUP_AUTHORIZATION_FAILED"));
     cases.add(new Case("heartbeat, no ACL", List.of(), heartbeat(), "GROUP_AUTHORIZATION_FAILED"));
@@ -1669,6 +1700,31 @@ class AuthorizationDifferentialIT {
               .flatMap(t -> t.partitionResult().stream())
               .map(p -> Errors.forCode(p.errorCode()).name())
               .toList();
+    };
+  }
+
+  private static Probe cancelReassignment() {
+    return (alice, target) -> {
+      var response =
+          (org.apache.kafka.common.requests.AlterPartitionReassignmentsResponse)
+              alice.send(
+                  SampleRequests.of(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, (short) 1, TOPIC));
+      return Errors.forCode(response.data().errorCode()).name()
+          + " "
+          + response.data().responses().stream()
+              .flatMap(t -> t.partitions().stream())
+              .map(p -> Errors.forCode(p.errorCode()).name())
+              .toList();
+    };
+  }
+
+  private static Probe listReassignments() {
+    return (alice, target) -> {
+      var response =
+          (org.apache.kafka.common.requests.ListPartitionReassignmentsResponse)
+              alice.send(SampleRequests.of(ApiKeys.LIST_PARTITION_REASSIGNMENTS, (short) 0, TOPIC));
+      Errors error = Errors.forCode(response.data().errorCode());
+      return error == Errors.NONE ? "NONE topics=" + response.data().topics().size() : error.name();
     };
   }
 

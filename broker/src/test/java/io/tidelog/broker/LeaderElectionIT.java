@@ -3,7 +3,6 @@ package io.tidelog.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.tidelog.broker.config.BrokerConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -41,15 +40,7 @@ class LeaderElectionIT {
   }
 
   private TestBroker broker(int id) throws Exception {
-    return TestBroker.start(
-        dir.resolve("logs-" + id),
-        Map.of(
-            "node.id",
-            String.valueOf(id),
-            BrokerConfig.ETCD_ENDPOINTS,
-            etcd.endpoint(),
-            BrokerConfig.AUTO_LEADER_REBALANCE_ENABLE,
-            "false"));
+    return TestBroker.member(dir.resolve("logs-" + id), id, etcd);
   }
 
   @AfterEach

@@ -143,6 +143,9 @@ class ProtocolIT {
       case CREATE_TOPICS -> java.util.Set.of(Errors.NONE, Errors.TOPIC_ALREADY_EXISTS);
       // one broker: its partitions' only replica leads already
       case ELECT_LEADERS -> java.util.Set.of(Errors.NONE, Errors.ELECTION_NOT_NEEDED);
+      // the sample cancels a move, and none is in progress
+      case ALTER_PARTITION_REASSIGNMENTS ->
+          java.util.Set.of(Errors.NONE, Errors.NO_REASSIGNMENT_IN_PROGRESS);
       case SASL_HANDSHAKE,
           SASL_AUTHENTICATE,
           CREATE_ACLS,

@@ -213,6 +213,26 @@ final class SampleRequests {
                   List.of(new org.apache.kafka.common.TopicPartition(topic, 0)),
                   30_000)
               .build(v);
+      case ALTER_PARTITION_REASSIGNMENTS ->
+          new org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest.Builder(
+                  new org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData()
+                      .setTopics(
+                          List.of(
+                              new org.apache.kafka.common.message
+                                      .AlterPartitionReassignmentsRequestData.ReassignableTopic()
+                                  .setName(topic)
+                                  .setPartitions(
+                                      List.of(
+                                          new org.apache.kafka.common.message
+                                                  .AlterPartitionReassignmentsRequestData
+                                                  .ReassignablePartition()
+                                              .setPartitionIndex(0)
+                                              .setReplicas(null))))))
+              .build(v);
+      case LIST_PARTITION_REASSIGNMENTS ->
+          new org.apache.kafka.common.requests.ListPartitionReassignmentsRequest.Builder(
+                  new org.apache.kafka.common.message.ListPartitionReassignmentsRequestData())
+              .build(v);
       case DESCRIBE_CLUSTER ->
           new org.apache.kafka.common.requests.DescribeClusterRequest.Builder(
                   new org.apache.kafka.common.message.DescribeClusterRequestData())

@@ -29,6 +29,22 @@ final class TestBroker implements AutoCloseable {
     return start(logDir, overrides, List.of());
   }
 
+  /**
+   * Broker {@code id} of a cluster on {@code etcd}, leaders left where elections put them (no
+   * automatic preferred-leader rebalance) so that a test decides who leads.
+   */
+  static TestBroker member(Path logDir, int id, EtcdServer etcd) throws Exception {
+    return start(
+        logDir,
+        Map.of(
+            "node.id",
+            String.valueOf(id),
+            BrokerConfig.ETCD_ENDPOINTS,
+            etcd.endpoint(),
+            BrokerConfig.AUTO_LEADER_REBALANCE_ENABLE,
+            "false"));
+  }
+
   /** A broker that stores {@code addScram} before it serves, as --add-scram does. */
   static TestBroker start(
       Path logDir,

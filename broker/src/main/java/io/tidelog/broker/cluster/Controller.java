@@ -11,8 +11,10 @@ import io.tidelog.broker.config.EffectiveTopicConfigs;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -231,23 +233,38 @@ public final class Controller implements AutoCloseable {
     Cmp fence = new Cmp(key.getKey(), Cmp.Op.EQUAL, CmpTarget.createRevision(key.getRevision()));
     Set<Integer> active = image.activeBrokers();
     List<MetadataStore.PartitionChange> changes = new ArrayList<>();
+    Map<String, List<MetadataStore.PartitionChange>> completions = new TreeMap<>();
     for (TopicPartition tp : scope == null ? image.partitions().keySet() : scope) {
       TopicMetadata topic = image.topics().get(tp.topic());
       PartitionState state = image.partitions().get(tp);
       if (topic == null || state == null || tp.partition() >= topic.partitions()) {
         continue;
       }
-      decide(
+      List<Integer> replicas = topic.replicas(tp.partition());
+      Optional<PartitionState> decided =
+          decide(
               tp,
               state,
-              topic.replicas(tp.partition()),
+              replicas,
               active,
               topicConfigs
                   .of(topic.name(), topic.modRevision(), topic.configs())
                   .uncleanLeaderElection(),
-              rebalance && autoRebalance)
-          .ifPresent(next -> changes.add(new MetadataStore.PartitionChange(tp, state, next)));
+              rebalance && autoRebalance);
+      if (decided.isPresent()) {
+        changes.add(new MetadataStore.PartitionChange(tp, state, decided.get()));
+        continue; // a move completes once the partition is settled
+      }
+      topic
+          .reassignment(tp.partition())
+          .flatMap(move -> move.completion(replicas, state, active))
+          .ifPresent(
+              done ->
+                  completions
+                      .computeIfAbsent(tp.topic(), t -> new ArrayList<>())
+                      .add(new MetadataStore.PartitionChange(tp, state, done)));
     }
+    completions.forEach((name, done) -> completeReassignments(image, name, done, fence));
     if (changes.isEmpty()) {
       return;
     }
@@ -283,7 +300,50 @@ public final class Controller implements AutoCloseable {
     }
   }
 
-  /** The state a partition should move to, or empty when it is right as it is. */
+  /**
+   * Completes the moves of {@code topic} whose target replicas are all in the ISR: the replicas
+   * become the targets and the partitions' states change with them, in one write per {@value
+   * PartitionReassigner#MAX_STATES_PER_WRITE} partitions. A write that fails because the topic or a
+   * state changed first is decided again on the image that change brings.
+   */
+  private void completeReassignments(
+      ClusterImage image, String name, List<MetadataStore.PartitionChange> done, Cmp fence) {
+    for (int from = 0; from < done.size(); from += PartitionReassigner.MAX_STATES_PER_WRITE) {
+      TopicMetadata topic = store.image().topics().get(name);
+      if (topic == null || image.topics().get(name).modRevision() != topic.modRevision()) {
+        return; // changed meanwhile: the next image brings the partitions here again
+      }
+      List<MetadataStore.PartitionChange> batch =
+          done.subList(
+              from, Math.min(done.size(), from + PartitionReassigner.MAX_STATES_PER_WRITE));
+      TopicMetadata next = topic;
+      for (MetadataStore.PartitionChange change : batch) {
+        int p = change.tp().partition();
+        List<Integer> target = topic.reassignment(p).orElseThrow().target(topic.replicas(p));
+        next = next.withReplicas(p, target, null);
+      }
+      try {
+        boolean written = store.writeReplicas(topic, next, batch, List.of(fence));
+        LOG.info(
+            "Controller {} {} the reassignment of {} partition(s) of {}",
+            nodeId,
+            written ? "completed" : "could not yet complete",
+            batch.size(),
+            name);
+        image = store.image();
+      } catch (RuntimeException e) {
+        LOG.warn("Completing reassignments of {} failed: {}", name, e.getMessage());
+        markAllChanged();
+        thread.schedule(this::queueReconcile, RETRY_MS, TimeUnit.MILLISECONDS);
+        return;
+      }
+    }
+  }
+
+  /**
+   * The state a partition should move to, or empty when it is right as it is. A broker that is not
+   * one of {@code replicas} (a move removed it) counts as gone.
+   */
   static Optional<PartitionState> decide(
       TopicPartition tp,
       PartitionState state,
@@ -291,8 +351,11 @@ public final class Controller implements AutoCloseable {
       Set<Integer> live,
       boolean unclean,
       boolean rebalance) {
-    List<Integer> liveIsr = state.isr().stream().filter(live::contains).toList();
-    if (state.leader() != PartitionState.NO_LEADER && live.contains(state.leader())) {
+    List<Integer> liveIsr =
+        state.isr().stream().filter(r -> live.contains(r) && replicas.contains(r)).toList();
+    if (state.leader() != PartitionState.NO_LEADER
+        && live.contains(state.leader())
+        && replicas.contains(state.leader())) {
       if (liveIsr.size() < state.isr().size()) {
         return Optional.of(state.withIsr(liveIsr));
       }

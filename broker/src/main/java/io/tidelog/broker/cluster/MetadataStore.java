@@ -426,7 +426,7 @@ public final class MetadataStore implements AutoCloseable {
                   : ReplicaAssignment.assign(
                       image.assignableBrokers(),
                       total - topic.partitions(),
-                      topic.replicas(0).size(),
+                      topic.replicationFactor(),
                       topic.partitions()));
           return topic.withAssignment(grown);
         });
@@ -733,6 +733,36 @@ public final class MetadataStore implements AutoCloseable {
    */
   public Set<TopicPartition> electLeaders(List<PartitionChange> changes) {
     return writePartitions(changes, List.of());
+  }
+
+  /**
+   * Writes a topic's new replicas and moves ({@code next}) together with the partition states they
+   * change, in one transaction, if the topic and each of those states are still as expected and
+   * every one of {@code fences} holds; waits until the metadata shows it.
+   *
+   * @return whether it was written
+   */
+  boolean writeReplicas(
+      TopicMetadata expected, TopicMetadata next, List<PartitionChange> states, List<Cmp> fences) {
+    List<Cmp> compares = new ArrayList<>(fences);
+    compares.add(
+        new Cmp(
+            key(topicKey(expected.name())),
+            Cmp.Op.EQUAL,
+            CmpTarget.modRevision(expected.modRevision())));
+    List<Op> puts = new ArrayList<>();
+    puts.add(put(topicKey(next.name()), next.toJson().encode()));
+    for (PartitionChange change : states) {
+      compares.add(
+          new Cmp(
+              key(partitionKey(change.tp())),
+              Cmp.Op.EQUAL,
+              CmpTarget.modRevision(change.expected().modRevision())));
+      puts.add(put(partitionKey(change.tp()), change.next().toJson().encode()));
+    }
+    TxnResponse response = transact(compares, puts);
+    awaitRevision(response.getHeader().getRevision());
+    return response.isSucceeded();
   }
 
   /** One ISR change, as {@link #alterIsrs}: the written state, or empty. */

@@ -2,6 +2,7 @@ package io.tidelog.broker.metrics;
 
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataStore;
+import io.tidelog.broker.cluster.TopicMetadata;
 import io.tidelog.broker.config.BrokerConfig;
 import io.tidelog.broker.group.GroupCoordinator;
 import io.tidelog.broker.replica.LeaderOffsets;
@@ -134,7 +135,7 @@ public final class HttpEndpoints {
   /**
    * {@code /status}, for {@code bin/tidelog dev status}: a line {@code broker <id> controller
    * <id>}, then a line per replica here, {@code replica <topic>-<partition>} followed by {@code
-   * key=value} fields.
+   * key=value} fields; a partition being moved has {@code adding} and {@code removing} replicas.
    */
   private String statusText(List<ReplicaStatus> statuses) {
     ClusterImage image = metadata.image();
@@ -167,8 +168,19 @@ public final class HttpEndpoints {
                   .append(" leo=")
                   .append(r.logEndOffset())
                   .append(" start=")
-                  .append(r.logStartOffset())
-                  .append('\n');
+                  .append(r.logStartOffset());
+              TopicMetadata topic = image.topics().get(r.tp().topic());
+              if (topic != null) {
+                topic
+                    .reassignment(r.tp().partition())
+                    .ifPresent(
+                        move ->
+                            text.append(" adding=")
+                                .append(ids(move.adding()))
+                                .append(" removing=")
+                                .append(ids(move.removing())));
+              }
+              text.append('\n');
             });
     return text.toString();
   }

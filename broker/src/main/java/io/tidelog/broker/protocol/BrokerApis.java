@@ -18,4 +18,5 @@ public record BrokerApis(
     LogDirsHandler logDirs,
     DescribeProducersHandler producers,
     ElectLeadersHandler elections,
+    ReassignmentsHandler reassignments,
     WriteTxnMarkersHandler txnMarkers) {}

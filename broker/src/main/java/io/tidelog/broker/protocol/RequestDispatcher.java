@@ -125,6 +125,8 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.DESCRIBE_LOG_DIRS, apis.logDirs()::describe);
     serve(ApiKeys.DESCRIBE_PRODUCERS, apis.producers()::handle);
     serve(ApiKeys.ELECT_LEADERS, apis.elections()::elect);
+    serve(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, apis.reassignments()::alter);
+    serve(ApiKeys.LIST_PARTITION_REASSIGNMENTS, apis.reassignments()::list);
     serve(ApiKeys.WRITE_TXN_MARKERS, apis.txnMarkers()::handle);
     serve(ApiKeys.ADD_PARTITIONS_TO_TXN, apis.transactions()::addPartitions);
     serve(ApiKeys.ADD_OFFSETS_TO_TXN, apis.transactions()::addOffsets);

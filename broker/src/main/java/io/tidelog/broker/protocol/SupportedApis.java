@@ -47,6 +47,8 @@ final class SupportedApis {
     RANGES.put(ApiKeys.DESCRIBE_LOG_DIRS, new short[] {1, 4});
     RANGES.put(ApiKeys.DESCRIBE_PRODUCERS, new short[] {0, 0});
     RANGES.put(ApiKeys.ELECT_LEADERS, new short[] {0, 2});
+    RANGES.put(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, new short[] {0, 1});
+    RANGES.put(ApiKeys.LIST_PARTITION_REASSIGNMENTS, new short[] {0, 0});
     RANGES.put(ApiKeys.WRITE_TXN_MARKERS, new short[] {1, 1});
     // EndTxn v5, TxnOffsetCommit v5 and Produce v12 are transaction protocol 2 (KIP-890), which
     // a client uses once the transaction.version feature says 2

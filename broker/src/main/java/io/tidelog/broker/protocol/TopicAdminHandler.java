@@ -385,14 +385,14 @@ public final class TopicAdminHandler {
       for (int i = 0; i < additional; i++) {
         added.add(
             creator.checkedReplicas(
-                assignments.get(i).brokerIds(), topic.replicas(0).size(), current + i));
+                assignments.get(i).brokerIds(), topic.replicationFactor(), current + i));
       }
     }
     quota.record(additional);
     if (validateOnly) {
       if (added == null) {
         ReplicaAssignment.assign(
-            metadata.image().assignableBrokers(), additional, topic.replicas(0).size(), 0);
+            metadata.image().assignableBrokers(), additional, topic.replicationFactor(), 0);
       }
       return topic;
     }

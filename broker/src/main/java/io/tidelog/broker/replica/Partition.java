@@ -124,7 +124,10 @@ final class Partition {
    * older than the one applied are ignored.
    */
   Transition applyState(PartitionState next, List<Integer> assignment, int minIsr, long nowMs) {
-    replicas = assignment;
+    if (!assignment.equals(replicas)) {
+      replicas = assignment;
+      trackFollowers();
+    }
     minInsyncReplicas = minIsr;
     if (state != null && next.modRevision() <= state.modRevision()) {
       return Transition.NONE;
@@ -167,6 +170,22 @@ final class Partition {
         log.logEndOffset(),
         highWatermark);
     maybeAdvanceHighWatermark();
+  }
+
+  /**
+   * As leader, follows the progress of exactly the replicas assigned now: a move's adding replicas
+   * start out of sync (Kafka's new replica state), the replicas it removed are forgotten.
+   */
+  private void trackFollowers() {
+    if (leaderState == null) {
+      return;
+    }
+    leaderState.followers.keySet().removeIf(replica -> !replicas.contains(replica));
+    for (int replica : replicas) {
+      if (replica != localId) {
+        leaderState.followers.putIfAbsent(replica, new Follower());
+      }
+    }
   }
 
   private void becomeFollower() {
@@ -307,7 +326,8 @@ final class Partition {
       maximalIsr.addAll(proposedIsr);
     }
     for (int replica : maximalIsr) {
-      if (replica != localId) {
+      // a replica a move removed may stay in the stored ISR a moment; it is no longer waited for
+      if (replica != localId && replicas.contains(replica)) {
         Follower follower = leaderState.followers.get(replica);
         smallest = Math.min(smallest, follower == null ? -1 : follower.logEndOffset);
       }

@@ -237,7 +237,11 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   private void applyPartition(ClusterImage image, TopicMetadata topic, int p, long nowMs) {
     TopicPartition tp = new TopicPartition(topic.name(), p);
     PartitionState state = image.partitions().get(tp);
-    if (state == null || !topic.replicas(p).contains(localId)) {
+    if (state == null) {
+      return;
+    }
+    if (!topic.replicas(p).contains(localId)) {
+      shard(tp).execute(() -> maybeRemoveReplica(tp));
       return;
     }
     EffectiveTopicConfigs.Effective config = effective(topic);
@@ -283,22 +287,34 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   private void deleteLocalReplicas(TopicMetadata topic) {
     for (int p = 0; p < topic.partitions(); p++) {
       TopicPartition tp = new TopicPartition(topic.name(), p);
-      shard(tp)
-          .execute(
-              () -> {
-                fetchers.unfollow(tp);
-                Partition removed = partitions.remove(tp);
-                if (removed != null) {
-                  removed.resign();
-                  changed(tp);
-                  notifyLeadership(tp, false, RecordBatch.NO_PARTITION_LEADER_EPOCH);
-                }
-                try {
-                  logManager.deleteLog(tp);
-                } catch (IOException e) {
-                  LOG.error("{}: deleting the log failed", tp, e);
-                }
-              });
+      shard(tp).execute(() -> deleteLocalReplica(tp));
+    }
+  }
+
+  /**
+   * Deletes the replica here of a partition that a completed move took away from this broker (as
+   * Kafka's StopReplica with deletion). Only a replica this broker serves as one is deleted: a log
+   * this broker never saw in the metadata as its own stays. Shard only.
+   */
+  private void maybeRemoveReplica(TopicPartition tp) {
+    if (partitions.containsKey(tp)) {
+      LOG.info("{}: no longer a replica here; deleting its log", tp);
+      deleteLocalReplica(tp);
+    }
+  }
+
+  private void deleteLocalReplica(TopicPartition tp) {
+    fetchers.unfollow(tp);
+    Partition removed = partitions.remove(tp);
+    if (removed != null) {
+      removed.resign();
+      changed(tp);
+      notifyLeadership(tp, false, RecordBatch.NO_PARTITION_LEADER_EPOCH);
+    }
+    try {
+      logManager.deleteLog(tp);
+    } catch (IOException e) {
+      LOG.error("{}: deleting the log failed", tp, e);
     }
   }
 

@@ -33,6 +33,17 @@ class ControllerTest {
   }
 
   @Test
+  void aBrokerThatIsNoLongerAReplicaLeavesTheIsrAndItsLeadership() {
+    // a completed move took broker 4 away while its state still names it
+    PartitionState next =
+        decide(state(4, List.of(4, 1, 2)), Set.of(1, 2, 3, 4), false, false).orElseThrow();
+
+    assertThat(next.leader()).isEqualTo(1);
+    assertThat(next.isr()).containsExactly(1, 2);
+    assertThat(next.leaderEpoch()).isEqualTo(5);
+  }
+
+  @Test
   void aDeadFollowerLeavesTheIsrUnderTheSameLeaderAndEpoch() {
     PartitionState next = decide(state(1, List.of(1, 2, 3)), Set.of(1, 2), false, false).get();
 
