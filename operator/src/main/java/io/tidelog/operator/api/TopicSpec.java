@@ -27,7 +27,8 @@ public class TopicSpec {
   @Min(1)
   @Max(32767)
   @JsonPropertyDescription(
-      "The replication factor; the broker's default.replication.factor when unset.")
+      "The replication factor; the broker's default.replication.factor when unset. A change"
+          + " moves replicas (reassignment).")
   public Integer replicas;
 
   @JsonPropertyDescription(

@@ -4,9 +4,11 @@ import io.tidelog.operator.brokers.BrokerAccess;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -17,10 +19,14 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.PartitionReassignment;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
@@ -112,6 +118,31 @@ final class TopicAdmin implements AutoCloseable {
     await(alterConfigs.submit(resource(topic), changes));
   }
 
+  /** The cluster's brokers, with their racks. */
+  Collection<Node> brokers() throws Exception {
+    return await(admin.describeCluster().nodes());
+  }
+
+  /** The moves in progress of the first {@code partitions} partitions of {@code topic}. */
+  Map<TopicPartition, PartitionReassignment> reassignments(String topic, int partitions)
+      throws Exception {
+    Set<TopicPartition> tps = new HashSet<>();
+    for (int p = 0; p < partitions; p++) {
+      tps.add(new TopicPartition(topic, p));
+    }
+    return await(admin.listPartitionReassignments(tps).reassignments());
+  }
+
+  /** Starts moving each of {@code topic}'s partitions in {@code targets} to its replicas. */
+  void reassign(String topic, Map<Integer, List<Integer>> targets) throws Exception {
+    Map<TopicPartition, Optional<NewPartitionReassignment>> moves = new HashMap<>();
+    targets.forEach(
+        (p, replicas) ->
+            moves.put(
+                new TopicPartition(topic, p), Optional.of(new NewPartitionReassignment(replicas))));
+    await(admin.alterPartitionReassignments(moves).all());
+  }
+
   /** Deletes the topic; one that is gone already counts as deleted. */
   void delete(String topic) throws Exception {
     try {
@@ -123,6 +154,10 @@ final class TopicAdmin implements AutoCloseable {
 
   static ConfigResource resource(String topic) {
     return new ConfigResource(ConfigResource.Type.TOPIC, topic);
+  }
+
+  private static <V> V await(KafkaFuture<V> call) throws Exception {
+    return await(call.toCompletionStage().toCompletableFuture());
   }
 
   /** Waits for a call, unwrapping Kafka's exception so that callers can catch it by type. */

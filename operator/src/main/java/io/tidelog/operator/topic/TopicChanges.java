@@ -5,12 +5,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.PartitionReassignment;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.RetriableException;
 
@@ -28,6 +35,22 @@ final class TopicChanges {
       this.reason = reason;
     }
   }
+
+  /** A spec that is being applied by moving replicas: neither refused nor done yet. */
+  static final class Moving extends Exception {
+    Moving(String message) {
+      super(message);
+    }
+  }
+
+  private static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
+  private static final String LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas";
+  private static final String FOLLOWER_THROTTLED_REPLICAS =
+      "follower.replication.throttled.replicas";
+
+  /** The topic configs that throttle a move the operator runs, held while it lasts. */
+  static final Set<String> THROTTLED_REPLICAS =
+      Set.of(LEADER_THROTTLED_REPLICAS, FOLLOWER_THROTTLED_REPLICAS);
 
   private TopicChanges() {}
 
@@ -54,13 +77,41 @@ final class TopicChanges {
           "spec.partitions: cannot decrease from %d to %d; a Kafka topic cannot lose partitions"
               .formatted(state.partitions(), spec.partitions));
     }
-    if (spec.replicas != null && spec.replicas != state.replicas()) {
-      throw new Refused(
-          "NotSupported",
-          "spec.replicas: changing the replication factor from %d to %d is not supported yet"
-              .formatted(state.replicas(), spec.replicas));
+    Config config = admin.configs(name);
+    Map<TopicPartition, PartitionReassignment> moving = Map.of();
+    Map<Integer, List<Integer>> targets = Map.of();
+    Map<String, String> own = dynamicConfigs(config);
+    boolean held =
+        THROTTLED_REPLICAS.stream()
+            .anyMatch(key -> own.containsKey(key) && !declares(spec.config, key));
+    // A move this operator started has its throttles set; while it lasts, each partition's
+    // replicas are the target and those it leaves, which may number the factor already.
+    if (spec.replicas != null
+        && (held
+            || current.partitions().stream().anyMatch(p -> p.replicas().size() != spec.replicas))) {
+      moving = admin.reassignments(name, current.partitions().size());
+      if (moving.isEmpty()
+          && current.partitions().stream().anyMatch(p -> p.replicas().size() != spec.replicas)) {
+        // the spec's own value, which this reconciliation sets, else the topic's now
+        int minIsr =
+            Integer.parseInt(
+                declares(spec.config, MIN_INSYNC_REPLICAS)
+                    ? spec.config.get(MIN_INSYNC_REPLICAS)
+                    : config.get(MIN_INSYNC_REPLICAS).value());
+        if (spec.replicas < minIsr) {
+          throw new Refused(
+              "InvalidSpec",
+              "spec.replicas: %d is below the topic's min.insync.replicas (%d): acks=all writes would fail"
+                  .formatted(spec.replicas, minIsr));
+        }
+        targets =
+            ReplicationFactorPlan.targets(current.partitions(), admin.brokers(), spec.replicas);
+      }
     }
-    List<AlterConfigOp> changes = configChanges(spec.config, dynamicConfigs(admin.configs(name)));
+    boolean moves = !moving.isEmpty() || !targets.isEmpty();
+    List<AlterConfigOp> changes =
+        configChanges(spec.config, own, moves ? THROTTLED_REPLICAS : Set.of());
+    changes.addAll(throttles(spec.config, current, targets));
     try {
       if (!changes.isEmpty()) {
         admin.alterConfigs(name, changes);
@@ -68,23 +119,91 @@ final class TopicChanges {
     } catch (ApiException e) {
       throw refusedUnlessRetriable("spec.config", e);
     }
-    if (spec.partitions == null || spec.partitions == state.partitions()) {
-      return state;
+    if (spec.partitions != null && spec.partitions != state.partitions()) {
+      try {
+        admin.growPartitions(name, spec.partitions);
+      } catch (ApiException e) {
+        throw refusedUnlessRetriable("spec.partitions", e);
+      }
+      state = new TopicState(state.topicId(), spec.partitions, state.replicas());
     }
-    try {
-      admin.growPartitions(name, spec.partitions);
-    } catch (ApiException e) {
-      throw refusedUnlessRetriable("spec.partitions", e);
+    if (!targets.isEmpty()) {
+      try {
+        admin.reassign(name, targets);
+      } catch (ApiException e) {
+        throw refusedUnlessRetriable("spec.replicas", e);
+      }
+      throw new Moving(
+          "spec.replicas: moving %d partition(s) from %d to %d replicas"
+              .formatted(targets.size(), state.replicas(), spec.replicas));
     }
-    return new TopicState(state.topicId(), spec.partitions, state.replicas());
+    if (!moving.isEmpty()) {
+      throw new Moving(
+          "spec.replicas: %d partition(s) moving, adding %s, removing %s"
+              .formatted(
+                  moving.size(),
+                  replicasOf(moving, PartitionReassignment::addingReplicas),
+                  replicasOf(moving, PartitionReassignment::removingReplicas)));
+    }
+    return state;
+  }
+
+  /**
+   * The topic configs that throttle a move the operator starts, as {@code kafka-reassign-partitions
+   * --throttle} sets them: the leader side on each moving partition's current replicas, the
+   * follower side on the replicas it adds. The rate is the brokers' {@code
+   * leader.replication.throttled.rate} and {@code follower.replication.throttled.rate} (the
+   * Cluster's {@code spec.config}); a topic that declares these configs itself keeps them.
+   */
+  private static List<AlterConfigOp> throttles(
+      Map<String, String> declared, TopicDescription current, Map<Integer, List<Integer>> targets) {
+    List<String> leaders = new ArrayList<>();
+    List<String> followers = new ArrayList<>();
+    for (TopicPartitionInfo partition : current.partitions()) {
+      List<Integer> target = targets.get(partition.partition());
+      if (target == null) {
+        continue;
+      }
+      List<Integer> replicas = partition.replicas().stream().map(Node::id).toList();
+      replicas.forEach(r -> leaders.add(partition.partition() + ":" + r));
+      target.stream()
+          .filter(r -> !replicas.contains(r))
+          .forEach(r -> followers.add(partition.partition() + ":" + r));
+    }
+    List<AlterConfigOp> changes = new ArrayList<>();
+    Map<String, List<String>> values =
+        Map.of(LEADER_THROTTLED_REPLICAS, leaders, FOLLOWER_THROTTLED_REPLICAS, followers);
+    new TreeMap<>(values)
+        .forEach(
+            (key, replicas) -> {
+              if (!replicas.isEmpty() && !declares(declared, key)) {
+                changes.add(
+                    new AlterConfigOp(
+                        new ConfigEntry(key, String.join(",", replicas)),
+                        AlterConfigOp.OpType.SET));
+              }
+            });
+    return changes;
+  }
+
+  private static boolean declares(Map<String, String> declared, String key) {
+    return declared != null && declared.containsKey(key);
+  }
+
+  private static String replicasOf(
+      Map<TopicPartition, PartitionReassignment> moving,
+      Function<PartitionReassignment, List<Integer>> side) {
+    return new TreeSet<>(moving.values().stream().flatMap(m -> side.apply(m).stream()).toList())
+        .toString();
   }
 
   /**
    * The changes that make a topic's own configs exactly {@code desired}: a key set to another value
-   * is set, and a key set on the topic but no longer declared is deleted, back to the default.
+   * is set, and a key set on the topic but no longer declared is deleted, back to the default,
+   * unless the operator {@code held} it for a move in progress.
    */
   static List<AlterConfigOp> configChanges(
-      Map<String, String> desired, Map<String, String> current) {
+      Map<String, String> desired, Map<String, String> current, Set<String> held) {
     Map<String, String> wanted = desired == null ? Map.of() : new TreeMap<>(desired);
     List<AlterConfigOp> changes = new ArrayList<>();
     wanted.forEach(
@@ -95,7 +214,7 @@ final class TopicChanges {
         });
     new TreeMap<>(current)
         .keySet().stream()
-            .filter(key -> !wanted.containsKey(key))
+            .filter(key -> !wanted.containsKey(key) && !held.contains(key))
             .forEach(
                 key ->
                     changes.add(

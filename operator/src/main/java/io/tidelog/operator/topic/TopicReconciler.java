@@ -36,11 +36,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps each {@link Topic}'s Kafka topic as declared: creates it, grows its partitions, applies its
- * configs declaratively, and deletes it with the resource (through a finalizer) unless {@code
- * tidelog.io/deletion-policy: retain}. Stateless: every fact comes from the resource, the {@link
- * Cluster} informer and the cluster itself. JOSDK calls it from its reconciler threads, one at a
- * time per Topic.
+ * Keeps each {@link Topic}'s Kafka topic as declared: creates it, grows its partitions, changes its
+ * replication factor by moving replicas (Ready is False, reason {@code Reassigning}, while they
+ * move), applies its configs declaratively, and deletes it with the resource (through a finalizer)
+ * unless {@code tidelog.io/deletion-policy: retain}. Stateless: every fact comes from the resource,
+ * the {@link Cluster} informer and the cluster itself. JOSDK calls it from its reconciler threads,
+ * one at a time per Topic.
  */
 @ControllerConfiguration(
     name = "topic",
@@ -50,6 +51,7 @@ import org.slf4j.LoggerFactory;
 public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
   private static final Logger LOG = LoggerFactory.getLogger(TopicReconciler.class);
   private static final Duration RECHECK = Duration.ofSeconds(15);
+  private static final Duration MOVE_RECHECK = Duration.ofSeconds(2);
 
   private final TopicAdmins admins;
   private final BrokerAccess.Resolver brokerAccess;
@@ -125,6 +127,9 @@ public class TopicReconciler implements Reconciler<Topic>, Cleaner<Topic> {
     } catch (TopicChanges.Refused e) {
       setReady(topic, status, false, e.reason, e.getMessage());
       return update(topic, status).rescheduleAfter(RECHECK);
+    } catch (TopicChanges.Moving e) {
+      setReady(topic, status, false, "Reassigning", e.getMessage());
+      return update(topic, status).rescheduleAfter(MOVE_RECHECK);
     }
   }
 
