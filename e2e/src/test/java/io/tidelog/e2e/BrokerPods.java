@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -17,9 +18,10 @@ import java.util.function.IntConsumer;
  * over the real brokers of a {@link DevCluster}: pod {@code i} is broker {@code i}. It makes each
  * missing pod from the StatefulSet's current template, Ready. When a pod that it made disappears
  * (the operator deleted it), it stops that broker with SIGTERM, as the kubelet would, starts it
- * again, and then makes the pod anew; while a broker is stopped it runs what {@link #whileStopped}
- * was given, such as traffic that the broker will have to catch up on. It records the order of
- * those restarts and the most of its pods missing at once.
+ * again, and then makes the pod anew; when the StatefulSet scales down, it stops the brokers beyond
+ * it and deletes their pods; while a broker is stopped it runs what {@link #whileStopped} was
+ * given, such as traffic that the broker will have to catch up on. It records the order of those
+ * restarts and removals and the most of its pods missing at once.
  */
 final class BrokerPods implements AutoCloseable {
   private static final long RUN_MAX_MS = TimeUnit.MINUTES.toMillis(10);
@@ -30,6 +32,7 @@ final class BrokerPods implements AutoCloseable {
   private final DevCluster cluster;
   private final Thread thread;
   private final List<Integer> restarts = new ArrayList<>();
+  private final List<Integer> removed = new ArrayList<>();
   private final Set<Integer> made = new HashSet<>();
   private volatile IntConsumer whileStopped = id -> {};
   private volatile boolean closed;
@@ -70,6 +73,7 @@ final class BrokerPods implements AutoCloseable {
           continue;
         }
         int replicas = set.getSpec().getReplicas();
+        removeBeyond(replicas);
         List<Integer> missing = new ArrayList<>();
         for (int id = 0; id < replicas; id++) {
           if (client.pods().inNamespace(namespace).withName(statefulSet + "-" + id).get() == null) {
@@ -102,6 +106,28 @@ final class BrokerPods implements AutoCloseable {
     } catch (Exception e) {
       failure = e;
     }
+  }
+
+  /**
+   * As the StatefulSet controller scales down: the pods of ordinal {@code replicas} and above go,
+   * the highest first, each broker stopped with SIGTERM before its pod is deleted.
+   */
+  private void removeBeyond(int replicas) throws Exception {
+    List<Integer> beyond =
+        made.stream().filter(id -> id >= replicas).sorted(Comparator.reverseOrder()).toList();
+    for (int id : beyond) {
+      cluster.stop(id);
+      client.pods().inNamespace(namespace).withName(statefulSet + "-" + id).delete();
+      made.remove(id);
+      synchronized (this) {
+        removed.add(id);
+      }
+    }
+  }
+
+  /** The brokers removed by a scale-down, in the order they went. */
+  synchronized List<Integer> removed() {
+    return List.copyOf(removed);
   }
 
   /** A Running, Ready pod {@code name} of {@code template}, as the kubelet would report it. */

@@ -1,5 +1,8 @@
 package io.tidelog.e2e;
 
+import static io.tidelog.e2e.DevClusterResource.awaitReady;
+import static io.tidelog.e2e.DevClusterResource.edit;
+import static io.tidelog.e2e.DevClusterResource.get;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -11,7 +14,6 @@ import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.tidelog.broker.config.DynamicBrokerConfig;
 import io.tidelog.operator.OperatorSettings.Controller;
-import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.Conditions;
 import io.tidelog.operator.cluster.ClusterModel;
 import io.tidelog.operator.cluster.DynamicConfigs;
@@ -25,7 +27,6 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -272,7 +273,7 @@ class ClusterRollIT {
           assertThat(pods.mostMissing()).isEqualTo(1);
           assertThat(count(bootstrap)).isEqualTo(RECORDS);
 
-          // A scale-down that would strand replicas is refused and changes nothing.
+          // A scale-down below a topic's replication factor is refused and changes nothing.
           edit(
               client,
               c -> {
@@ -288,7 +289,7 @@ class ClusterRollIT {
                               e ->
                                   e.getMessage()
                                       .startsWith(
-                                          "spec.replicas: cannot scale down from 3 to 2: brokers [2] still host"))
+                                          "spec.replicas: cannot scale down from 3 to 2: topic "))
                           .orElse(false));
           assertThat(
                   client
@@ -341,27 +342,6 @@ class ClusterRollIT {
     } catch (Exception e) {
       throw new IllegalStateException("the backlog was not acknowledged", e);
     }
-  }
-
-  private static void awaitReady(KubernetesClient client, Duration within) {
-    await()
-        .atMost(within)
-        .pollInterval(Duration.ofMillis(250))
-        .until(
-            () -> {
-              Cluster c = get(client);
-              return c.getStatus() != null
-                  && c.getMetadata().getGeneration().equals(c.getStatus().observedGeneration)
-                  && Conditions.isTrue(c.getStatus().conditions, Conditions.READY);
-            });
-  }
-
-  private static Cluster get(KubernetesClient client) {
-    return client.resources(Cluster.class).inNamespace(NS).withName("dev").get();
-  }
-
-  private static void edit(KubernetesClient client, UnaryOperator<Cluster> change) {
-    Resources.edit(client.resources(Cluster.class).inNamespace(NS).withName("dev"), change);
   }
 
   private static long underReplicated(Admin admin) throws Exception {

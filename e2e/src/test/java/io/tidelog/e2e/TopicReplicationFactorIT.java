@@ -18,12 +18,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -75,7 +71,7 @@ class TopicReplicationFactorIT {
   void replicasGoFromOneToThreeToTwoUnderLoadLosingNothing() throws Exception {
     // Given a topic of one replica per partition, written and read with acks=all,
     topics.awaitReady(topics.apply(TOPIC, "partitions: %d\nreplicas: 1".formatted(PARTITIONS)));
-    fill();
+    CheckedWorkload.fill(bootstrap, PARTITIONS);
     try (CheckedWorkload workload =
         CheckedWorkload.start(bootstrap, PARTITIONS, Duration.ofMinutes(5))) {
       await().atMost(Duration.ofSeconds(60)).until(() -> workload.acknowledged() > 200);
@@ -201,30 +197,5 @@ class TopicReplicationFactorIT {
             ? new AlterConfigOp(new ConfigEntry(key, ""), AlterConfigOp.OpType.DELETE)
             : new AlterConfigOp(new ConfigEntry(key, value), AlterConfigOp.OpType.SET);
     admin.incrementalAlterConfigs(Map.of(ALL_BROKERS, List.of(op))).all().get(30, TimeUnit.SECONDS);
-  }
-
-  /**
-   * Writes 2 MB to each partition, more than a throttled follower's first fetch takes (1 MB a
-   * partition), so that a throttled move cannot finish in one fetch. Each value is its own: the
-   * checker sees no duplicate.
-   */
-  private static void fill() throws Exception {
-    String padding = "x".repeat(10_000);
-    try (KafkaProducer<String, String> producer =
-        new KafkaProducer<>(
-            Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bootstrap,
-                ProducerConfig.ACKS_CONFIG,
-                "all"),
-            new StringSerializer(),
-            new StringSerializer())) {
-      for (int p = 0; p < PARTITIONS; p++) {
-        for (int i = 0; i < 200; i++) {
-          producer.send(new ProducerRecord<>(TOPIC, p, null, "fill-" + p + "-" + i + padding));
-        }
-      }
-      producer.flush();
-    }
   }
 }

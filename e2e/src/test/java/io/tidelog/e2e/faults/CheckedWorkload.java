@@ -3,6 +3,10 @@ package io.tidelog.e2e.faults;
 import io.tidelog.e2e.faults.History.Send;
 import java.time.Duration;
 import java.util.Map;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * The fault suite's {@link Workload} and {@link Checker} for a test that changes a cluster some
@@ -31,6 +35,31 @@ public final class CheckedWorkload implements AutoCloseable {
   private CheckedWorkload(String bootstrap, int partitions, Duration limit) {
     workload = new Workload(new WorkloadClients(bootstrap, Map.of()), history, partitions);
     workload.start(PRODUCERS, RATE_PER_PRODUCER, 1, 1, limit);
+  }
+
+  /**
+   * Writes 2 MB to each of the {@code partitions} partitions of {@value #TOPIC}, more than a
+   * throttled follower's first fetch takes (1 MB a partition), so that a throttled move cannot
+   * finish in one fetch. Each value is its own, so the checker sees no duplicate among them.
+   */
+  public static void fill(String bootstrap, int partitions) {
+    String padding = "x".repeat(10_000);
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(
+            Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrap,
+                ProducerConfig.ACKS_CONFIG,
+                "all"),
+            new StringSerializer(),
+            new StringSerializer())) {
+      for (int p = 0; p < partitions; p++) {
+        for (int i = 0; i < 200; i++) {
+          producer.send(new ProducerRecord<>(TOPIC, p, null, "fill-" + p + "-" + i + padding));
+        }
+      }
+      producer.flush();
+    }
   }
 
   /** The sends acknowledged so far. */

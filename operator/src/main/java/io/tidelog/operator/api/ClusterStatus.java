@@ -25,6 +25,11 @@ public class ClusterStatus {
   @JsonPropertyDescription("Where clients of each listener connect.")
   public List<ListenerStatus> listeners;
 
+  @JsonPropertyDescription(
+      "Topics whose replication throttles the operator set to move replicas off the brokers a"
+          + " scale-down removes; it removes them once the moves are done.")
+  public List<String> throttledTopics;
+
   /** A listener's address for clients. */
   public static class ListenerStatus {
     @JsonPropertyDescription("The listener's name, as in spec.listeners.")

@@ -13,23 +13,44 @@ import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.PartitionReassignment;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 
 /**
  * What the brokers say of themselves, read once through kafka-clients' Admin: the active
- * controller, the live (registered) brokers, and every partition's replicas, ISR and {@code
- * min.insync.replicas}. A snapshot; the roller decides on it.
+ * controller, the live (registered) brokers, and every partition's replicas, ISR, {@code
+ * min.insync.replicas} and the replicas a move in progress removes. A snapshot; the roller decides
+ * on it.
  */
 record BrokerView(
     Optional<Integer> controllerId, Set<Integer> liveBrokers, List<PartitionView> partitions) {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
   /** One partition: the brokers holding it, those in sync, and how many must be. */
-  record PartitionView(String name, List<Integer> replicas, Set<Integer> isr, int minIsr) {}
+  record PartitionView(
+      String name, List<Integer> replicas, Set<Integer> isr, int minIsr, List<Integer> removing) {
+    /** A partition no reassignment is moving. */
+    PartitionView(String name, List<Integer> replicas, Set<Integer> isr, int minIsr) {
+      this(name, replicas, isr, minIsr, List.of());
+    }
+
+    /** Its replicas once a move in progress is done: the replicas less those it removes. */
+    int replicationFactor() {
+      return replicas.size() - removing.size();
+    }
+
+    /** The partition that {@code name} ({@code <topic>-<partition>}) names. */
+    TopicPartition topicPartition() {
+      int dash = name.lastIndexOf('-');
+      return new TopicPartition(
+          name.substring(0, dash), Integer.parseInt(name.substring(dash + 1)));
+    }
+  }
 
   /** The active controller's broker id, or empty when there is none. */
   static Optional<Integer> controller(BrokerAccess access) throws Exception {
@@ -71,6 +92,11 @@ record BrokerView(
           names.stream().map(n -> new ConfigResource(ConfigResource.Type.TOPIC, n)).toList();
       Map<ConfigResource, Config> configs =
           admin.describeConfigs(resources).all().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      Map<TopicPartition, PartitionReassignment> moving =
+          admin
+              .listPartitionReassignments()
+              .reassignments()
+              .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       List<PartitionView> partitions = new ArrayList<>();
       for (TopicDescription topic : topics.values()) {
         var minIsr =
@@ -84,7 +110,10 @@ record BrokerView(
                   topic.name() + "-" + p.partition(),
                   p.replicas().stream().map(Node::id).toList(),
                   new TreeSet<>(p.isr().stream().map(Node::id).toList()),
-                  minIsrCount));
+                  minIsrCount,
+                  Optional.ofNullable(moving.get(new TopicPartition(topic.name(), p.partition())))
+                      .map(PartitionReassignment::removingReplicas)
+                      .orElse(List.of())));
         }
       }
       return new BrokerView(controller, live, partitions);

@@ -158,8 +158,15 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     }
     Conditions.remove(status.conditions, Conditions.ERROR);
     reportRenewals(status, certificates.renewals(), generation);
+    Optional<String> draining =
+        brokers != null && brokers.getSpec().getReplicas() > cluster.getSpec().replicas
+            ? drain(client, cluster, brokers.getSpec().getReplicas(), status, view)
+            : Optional.empty();
+    // While the brokers to remove still hold replicas, the StatefulSet keeps them.
+    Cluster modelled =
+        draining.isPresent() ? withBrokers(cluster, brokers.getSpec().getReplicas()) : cluster;
     List<HasMetadata> desired =
-        ClusterModel.desired(cluster, operatorNamespace, certificates.clusterTrust());
+        ClusterModel.desired(modelled, operatorNamespace, certificates.clusterTrust());
     desired.forEach(object -> apply(client, object));
     growClaims(client, cluster, claims);
     Map<Integer, Pod> pods = brokerPods(client, cluster);
@@ -174,9 +181,10 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     if (decision instanceof Roller.Restart restart) {
       restart(client, cluster, pods.get(restart.brokerId()), restart.reason());
     }
-    report(cluster, status, pods, decision, view);
+    report(cluster, status, pods, decision, view, draining);
     boolean done =
-        decision instanceof Roller.Done
+        draining.isEmpty()
+            && decision instanceof Roller.Done
             && dynamicApplied
             && Conditions.isTrue(status.conditions, Conditions.READY)
             && certificates.renewals().isEmpty();
@@ -187,6 +195,55 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     return BrokerListeners.anyOwnCertificate(cluster)
         ? update(cluster, status).rescheduleAfter(OWN_CERTIFICATES_RECHECK)
         : update(cluster, status);
+  }
+
+  /**
+   * One step of emptying the brokers a scale-down from {@code current} removes ({@link
+   * BrokerDrain}), with an Event when moves start and when the brokers are empty; what it is doing,
+   * or empty once they are.
+   */
+  private Optional<String> drain(
+      KubernetesClient client,
+      Cluster cluster,
+      int current,
+      ClusterStatus status,
+      BrokerViewOnce view)
+      throws Exception {
+    int wanted = cluster.getSpec().replicas;
+    Set<Integer> removed =
+        java.util.stream.IntStream.range(wanted, current)
+            .boxed()
+            .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+    BrokerDrain.Step step =
+        BrokerDrain.step(
+            brokerAccess.of(cluster, client),
+            view.call(),
+            removed,
+            status.throttledTopics == null ? List.of() : status.throttledTopics);
+    status.throttledTopics = step.throttledTopics().isEmpty() ? null : step.throttledTopics();
+    if (step.started() > 0) {
+      event(
+          client,
+          cluster,
+          "ScaleDownMoving",
+          "Moving %d partition(s) off brokers %s, which the scale-down from %d to %d removes"
+              .formatted(step.started(), removed, current, wanted));
+    }
+    if (step.message().isEmpty()) {
+      event(
+          client,
+          cluster,
+          "ScaleDown",
+          "Removing brokers %s: they hold no partition replica".formatted(removed));
+    }
+    return step.message();
+  }
+
+  /** {@code cluster} with {@code brokers} brokers, to model the StatefulSet that keeps them. */
+  private static Cluster withBrokers(Cluster cluster, int brokers) {
+    Cluster copy = Serialization.clone(cluster);
+    copy.getSpec().replicas = brokers;
+    return copy;
   }
 
   /**
@@ -292,7 +349,8 @@ public class ClusterReconciler implements Reconciler<Cluster> {
       ClusterStatus status,
       Map<Integer, Pod> pods,
       Roller.Decision decision,
-      BrokerViewOnce view) {
+      BrokerViewOnce view,
+      Optional<String> draining) {
     Long generation = cluster.getMetadata().getGeneration();
     int replicas = cluster.getSpec().replicas;
     status.readyBrokers =
@@ -330,6 +388,12 @@ public class ClusterReconciler implements Reconciler<Cluster> {
       doing = "restarting broker " + r.brokerId() + ": " + r.reason();
     } else if (decision instanceof Roller.Wait w) {
       doing = "rolling: " + w.why();
+    } else if (draining.isPresent()) {
+      doing = "scaling down: " + draining.get();
+    } else if (pods.keySet().stream().anyMatch(id -> id >= replicas)) {
+      doing =
+          "scaling down: waiting for the pods of brokers %s to go"
+              .formatted(pods.keySet().stream().filter(id -> id >= replicas).sorted().toList());
     } else {
       doing = status.readyBrokers == replicas ? null : "waiting for brokers to be Ready";
     }
@@ -350,7 +414,10 @@ public class ClusterReconciler implements Reconciler<Cluster> {
           "spec: the cluster is as declared",
           generation);
     } else {
-      String reason = decision instanceof Roller.Done ? "BrokersNotReady" : "RollingUpdate";
+      String reason =
+          !(decision instanceof Roller.Done)
+              ? "RollingUpdate"
+              : doing.startsWith("scaling down") ? "ScaleDown" : "BrokersNotReady";
       Conditions.set(
           status.conditions,
           Conditions.READY,

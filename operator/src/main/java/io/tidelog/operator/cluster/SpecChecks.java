@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.tidelog.operator.api.Cluster;
 import io.tidelog.operator.api.ClusterSpec;
 import java.math.BigDecimal;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -15,8 +16,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
-import java.util.stream.IntStream;
 
 /**
  * The changes a Cluster's spec may not make, checked before anything is applied. Each problem is a
@@ -34,7 +33,9 @@ final class SpecChecks {
    * @param brokers the broker StatefulSet as it is, or null
    * @param etcd the managed etcd StatefulSet as it is, or null
    * @param claims the brokers' data claims
-   * @param view asked only when brokers would be removed
+   * @param view asked only when brokers would be removed: a scale-down that leaves fewer brokers
+   *     than some topic's replication factor is refused; otherwise {@link BrokerDrain} empties the
+   *     brokers first
    */
   static Optional<String> problem(
       Cluster cluster,
@@ -85,20 +86,17 @@ final class SpecChecks {
               .formatted(etcd.getSpec().getReplicas(), spec.etcd.replicas));
     }
     if (brokers != null && brokers.getSpec().getReplicas() > spec.replicas) {
-      Set<Integer> removed =
-          IntStream.range(spec.replicas, brokers.getSpec().getReplicas())
-              .boxed()
-              .collect(Collectors.toCollection(TreeSet::new));
-      List<String> hosted = view.call().hostedBy(removed);
-      if (!hosted.isEmpty()) {
+      Optional<BrokerView.PartitionView> widest =
+          view.call().partitions().stream()
+              .max(Comparator.comparing(BrokerView.PartitionView::replicationFactor));
+      if (widest.isPresent() && widest.get().replicationFactor() > spec.replicas) {
         return Optional.of(
-            "spec.replicas: cannot scale down from %d to %d: brokers %s still host %d partition replicas, such as %s; reassign them first"
+            "spec.replicas: cannot scale down from %d to %d: topic %s has %d replicas per partition; lower its replication factor first"
                 .formatted(
                     brokers.getSpec().getReplicas(),
                     spec.replicas,
-                    removed,
-                    hosted.size(),
-                    hosted.get(0)));
+                    widest.get().topicPartition().topic(),
+                    widest.get().replicationFactor()));
       }
     }
     return Optional.empty();
