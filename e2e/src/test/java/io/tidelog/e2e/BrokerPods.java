@@ -16,12 +16,13 @@ import java.util.function.IntConsumer;
 /**
  * Plays Kubernetes' StatefulSet controller and kubelet for a Cluster's broker pods in the mock API,
  * over the real brokers of a {@link DevCluster}: pod {@code i} is broker {@code i}. It makes each
- * missing pod from the StatefulSet's current template, Ready. When a pod that it made disappears
- * (the operator deleted it), it stops that broker with SIGTERM, as the kubelet would, starts it
- * again, and then makes the pod anew; when the StatefulSet scales down, it stops the brokers beyond
- * it and deletes their pods; while a broker is stopped it runs what {@link #whileStopped} was
- * given, such as traffic that the broker will have to catch up on. It records the order of those
- * restarts and removals and the most of its pods missing at once.
+ * missing pod from the StatefulSet's current template, Ready, starting its broker first if it does
+ * not run (a scale-up). When a pod that it made disappears (the operator deleted it), it stops that
+ * broker with SIGTERM, as the kubelet would, starts it again, and then makes the pod anew; when the
+ * StatefulSet scales down, it stops the brokers beyond it and deletes their pods; while a broker is
+ * stopped it runs what {@link #whileStopped} was given, such as traffic that the broker will have
+ * to catch up on. It records the order of those restarts and removals and the most of its pods
+ * missing at once.
  */
 final class BrokerPods implements AutoCloseable {
   private static final long RUN_MAX_MS = TimeUnit.MINUTES.toMillis(10);
@@ -91,6 +92,12 @@ final class BrokerPods implements AutoCloseable {
             }
             synchronized (this) {
               restarts.add(id);
+            }
+          }
+          if (!made.contains(id) && !cluster.running(id)) {
+            // a broker a scale-up adds: its pod's container starts it
+            if (cluster.run("start", String.valueOf(id)).exitCode() != 0) {
+              throw new IllegalStateException("broker " + id + " did not start");
             }
           }
           client

@@ -84,6 +84,15 @@ final class DevCluster implements AutoCloseable {
     broker.onExit().get(30, TimeUnit.SECONDS);
   }
 
+  /** Whether broker {@code id} runs. */
+  boolean running(int id) throws IOException {
+    Path pidFile = dir.resolve("broker-" + id + "/pid");
+    return Files.exists(pidFile)
+        && ProcessHandle.of(Long.parseLong(Files.readString(pidFile).strip()))
+            .map(ProcessHandle::isAlive)
+            .orElse(false);
+  }
+
   /** Stops broker {@code id} with SIGTERM, a controlled shutdown, and waits until it is gone. */
   void stop(int id) throws Exception {
     Path pidFile = dir.resolve("broker-" + id + "/pid");

@@ -14,6 +14,7 @@ import io.tidelog.e2e.Resources;
 import io.tidelog.e2e.faults.History.Fault;
 import io.tidelog.e2e.faults.History.Send;
 import io.tidelog.operator.OperatorSettings;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -193,6 +194,14 @@ class ContainerClusterIT {
               String.join("; ", log),
               result.count(),
               result.summary());
+          if (result.count() > 0) {
+            // the evidence outlives the run's temporary directory, as the fault suite's does
+            Path kept =
+                Files.createDirectories(Path.of("target", "faults"))
+                    .resolve("container-" + System.currentTimeMillis() + "-history.json");
+            history.write(kept);
+            System.out.println("ContainerClusterIT: the history is in " + kept.toAbsolutePath());
+          }
           assertThat(sends.stream().filter(Send::acked).count()).isPositive();
           assertThat(result.count()).as("anomalies:%n%s", result.summary()).isZero();
         } catch (Exception | AssertionError e) {

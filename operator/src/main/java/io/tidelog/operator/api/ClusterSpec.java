@@ -47,6 +47,13 @@ public class ClusterSpec {
           + " resources.")
   public Map<String, String> config;
 
+  @Default("auto")
+  @JsonPropertyDescription(
+      "auto: the operator spreads partition replicas evenly, by count, over the brokers, so"
+          + " that brokers a scale-up adds get their share; manual: replicas move only when asked"
+          + " (kafka-reassign-partitions), or off the brokers a scale-down removes.")
+  public Rebalance rebalance = Rebalance.AUTO;
+
   @Required
   @JsonPropertyDescription("The etcd that holds the cluster's metadata.")
   public Etcd etcd;
@@ -288,6 +295,14 @@ public class ClusterSpec {
         "Principals allowed everything, such as User:admin; the brokers and the operator always"
             + " are.")
     public List<String> superUsers;
+  }
+
+  /** Whether the operator balances replicas over the brokers itself. */
+  public enum Rebalance {
+    @com.fasterxml.jackson.annotation.JsonProperty("auto")
+    AUTO,
+    @com.fasterxml.jackson.annotation.JsonProperty("manual")
+    MANUAL
   }
 
   /** The authorizers. */

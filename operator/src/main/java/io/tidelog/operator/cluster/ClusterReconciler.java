@@ -22,6 +22,7 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import io.tidelog.operator.api.Cluster;
+import io.tidelog.operator.api.ClusterSpec;
 import io.tidelog.operator.api.ClusterStatus;
 import io.tidelog.operator.api.Conditions;
 import io.tidelog.operator.brokers.BrokerAccess;
@@ -54,6 +55,9 @@ public class ClusterReconciler implements Reconciler<Cluster> {
   public static final String PAUSE_ANNOTATION = "tidelog.io/pause-reconciliation";
   private static final Logger LOG = LoggerFactory.getLogger(ClusterReconciler.class);
   private static final Duration WHILE_CHANGING = Duration.ofSeconds(5);
+
+  /** The partitions one rebalancing step moves at most: one AlterPartitionReassignments. */
+  private static final int MAX_BALANCE_MOVES = 500;
 
   /** How often a Cluster with listener certificates of the user's own reads them again. */
   private static final Duration OWN_CERTIFICATES_RECHECK = Duration.ofMinutes(1);
@@ -181,9 +185,22 @@ public class ClusterReconciler implements Reconciler<Cluster> {
     if (decision instanceof Roller.Restart restart) {
       restart(client, cluster, pods.get(restart.brokerId()), restart.reason());
     }
-    report(cluster, status, pods, decision, view, draining);
+    Optional<String> moving = draining.map(d -> "scaling down: " + d);
+    if (moving.isEmpty() && decision instanceof Roller.Done && settled(cluster, pods)) {
+      try {
+        moving = rebalance(client, cluster, status, view).map(r -> "rebalancing: " + r);
+      } catch (Exception e) {
+        // Balance is an optimisation: brokers that do not answer now are balanced later.
+        LOG.info(
+            "Cluster {}/{}: not rebalancing now: {}",
+            cluster.getMetadata().getNamespace(),
+            cluster.getMetadata().getName(),
+            e.toString());
+      }
+    }
+    report(cluster, status, pods, decision, view, moving);
     boolean done =
-        draining.isEmpty()
+        moving.isEmpty()
             && decision instanceof Roller.Done
             && dynamicApplied
             && Conditions.isTrue(status.conditions, Conditions.READY)
@@ -198,9 +215,9 @@ public class ClusterReconciler implements Reconciler<Cluster> {
   }
 
   /**
-   * One step of emptying the brokers a scale-down from {@code current} removes ({@link
-   * BrokerDrain}), with an Event when moves start and when the brokers are empty; what it is doing,
-   * or empty once they are.
+   * One step of emptying the brokers a scale-down from {@code current} removes ({@link DrainPlan}),
+   * with an Event when moves start and when the brokers are empty; what it is doing, or empty once
+   * they are.
    */
   private Optional<String> drain(
       KubernetesClient client,
@@ -214,13 +231,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
         java.util.stream.IntStream.range(wanted, current)
             .boxed()
             .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
-    BrokerDrain.Step step =
-        BrokerDrain.step(
-            brokerAccess.of(cluster, client),
-            view.call(),
-            removed,
-            status.throttledTopics == null ? List.of() : status.throttledTopics);
-    status.throttledTopics = step.throttledTopics().isEmpty() ? null : step.throttledTopics();
+    ReplicaMoves.Step step = moves(client, cluster, status, view, new DrainPlan(removed));
     if (step.started() > 0) {
       event(
           client,
@@ -229,14 +240,75 @@ public class ClusterReconciler implements Reconciler<Cluster> {
           "Moving %d partition(s) off brokers %s, which the scale-down from %d to %d removes"
               .formatted(step.started(), removed, current, wanted));
     }
-    if (step.message().isEmpty()) {
+    if (step.done()) {
       event(
           client,
           cluster,
           "ScaleDown",
           "Removing brokers %s: they hold no partition replica".formatted(removed));
+      return Optional.empty();
     }
-    return step.message();
+    return Optional.of(
+        "moving %d partition(s) off brokers %s before removing them"
+            .formatted(Math.max(step.moving(), step.started()), removed));
+  }
+
+  /**
+   * One step of spreading replicas evenly over the brokers ({@link BalancePlan}, {@code
+   * spec.rebalance: auto}) once every broker is registered, with an Event when moves start; what it
+   * is doing, or empty when the replicas are spread.
+   */
+  private Optional<String> rebalance(
+      KubernetesClient client, Cluster cluster, ClusterStatus status, BrokerViewOnce view)
+      throws Exception {
+    Set<Integer> members =
+        java.util.stream.IntStream.range(0, cluster.getSpec().replicas)
+            .boxed()
+            .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+    if (cluster.getSpec().rebalance == ClusterSpec.Rebalance.MANUAL
+        || !view.call().liveBrokers().containsAll(members)) {
+      return Optional.empty();
+    }
+    ReplicaMoves.Step step =
+        moves(client, cluster, status, view, new BalancePlan(members, MAX_BALANCE_MOVES));
+    if (step.started() > 0) {
+      event(
+          client,
+          cluster,
+          "Rebalance",
+          "Moving %d partition(s) to spread replicas evenly over brokers %s"
+              .formatted(step.started(), members));
+    }
+    return step.done()
+        ? Optional.empty()
+        : Optional.of(
+            "moving %d partition(s) to spread replicas evenly over the brokers"
+                .formatted(Math.max(step.moving(), step.started())));
+  }
+
+  private ReplicaMoves.Step moves(
+      KubernetesClient client,
+      Cluster cluster,
+      ClusterStatus status,
+      BrokerViewOnce view,
+      ReplicaMoves.Plan plan)
+      throws Exception {
+    ReplicaMoves.Step step =
+        ReplicaMoves.step(
+            brokerAccess.of(cluster, client),
+            view.call(),
+            plan,
+            status.throttledTopics == null ? List.of() : status.throttledTopics);
+    status.throttledTopics = step.throttledTopics().isEmpty() ? null : step.throttledTopics();
+    return step;
+  }
+
+  /** Whether exactly the Cluster's brokers have pods, all Ready: no broker comes or goes. */
+  private static boolean settled(Cluster cluster, Map<Integer, Pod> pods) {
+    int replicas = cluster.getSpec().replicas;
+    return pods.size() == replicas
+        && java.util.stream.IntStream.range(0, replicas)
+            .allMatch(id -> pods.containsKey(id) && Roller.isReady(pods.get(id)));
   }
 
   /** {@code cluster} with {@code brokers} brokers, to model the StatefulSet that keeps them. */
@@ -350,7 +422,7 @@ public class ClusterReconciler implements Reconciler<Cluster> {
       Map<Integer, Pod> pods,
       Roller.Decision decision,
       BrokerViewOnce view,
-      Optional<String> draining) {
+      Optional<String> moving) {
     Long generation = cluster.getMetadata().getGeneration();
     int replicas = cluster.getSpec().replicas;
     status.readyBrokers =
@@ -388,8 +460,8 @@ public class ClusterReconciler implements Reconciler<Cluster> {
       doing = "restarting broker " + r.brokerId() + ": " + r.reason();
     } else if (decision instanceof Roller.Wait w) {
       doing = "rolling: " + w.why();
-    } else if (draining.isPresent()) {
-      doing = "scaling down: " + draining.get();
+    } else if (moving.isPresent()) {
+      doing = moving.get();
     } else if (pods.keySet().stream().anyMatch(id -> id >= replicas)) {
       doing =
           "scaling down: waiting for the pods of brokers %s to go"
@@ -417,7 +489,9 @@ public class ClusterReconciler implements Reconciler<Cluster> {
       String reason =
           !(decision instanceof Roller.Done)
               ? "RollingUpdate"
-              : doing.startsWith("scaling down") ? "ScaleDown" : "BrokersNotReady";
+              : doing.startsWith("scaling down")
+                  ? "ScaleDown"
+                  : doing.startsWith("rebalancing") ? "Rebalancing" : "BrokersNotReady";
       Conditions.set(
           status.conditions,
           Conditions.READY,

@@ -34,7 +34,7 @@ final class SpecChecks {
    * @param etcd the managed etcd StatefulSet as it is, or null
    * @param claims the brokers' data claims
    * @param view asked only when brokers would be removed: a scale-down that leaves fewer brokers
-   *     than some topic's replication factor is refused; otherwise {@link BrokerDrain} empties the
+   *     than some topic's replication factor is refused; otherwise a {@link DrainPlan} empties the
    *     brokers first
    */
   static Optional<String> problem(
