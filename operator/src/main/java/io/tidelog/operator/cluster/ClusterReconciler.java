@@ -249,8 +249,11 @@ public class ClusterReconciler implements Reconciler<Cluster> {
       return Optional.empty();
     }
     return Optional.of(
-        "moving %d partition(s) off brokers %s before removing them"
-            .formatted(Math.max(step.moving(), step.started()), removed));
+        step.started() > 0 || !step.throttledTopics().isEmpty()
+            ? "moving %d partition(s) off brokers %s before removing them"
+                .formatted(Math.max(step.moving(), step.started()), removed)
+            : "waiting for %d partition move(s) in progress before moving replicas off brokers %s"
+                .formatted(step.moving(), removed));
   }
 
   /**
@@ -279,7 +282,10 @@ public class ClusterReconciler implements Reconciler<Cluster> {
           "Moving %d partition(s) to spread replicas evenly over brokers %s"
               .formatted(step.started(), members));
     }
-    return step.done()
+    // moves of others (a user's reassignment, a Topic's new replication factor) are theirs to
+    // report: only this operator's, whose topics it throttled, keep the Cluster Reconciling
+    boolean own = step.started() > 0 || !step.throttledTopics().isEmpty();
+    return step.done() || !own
         ? Optional.empty()
         : Optional.of(
             "moving %d partition(s) to spread replicas evenly over the brokers"
