@@ -11,15 +11,22 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -118,6 +125,71 @@ class TopicReplicationFactorIT {
       assertThat(verdict.acknowledged()).isGreaterThan(200);
       assertThat(verdict.anomalies()).as("anomalies:%n%s", verdict.summary()).isZero();
     }
+  }
+
+  @Test
+  void theThrottlesOfAMoveTheTopicDidNotStartStayWhileItLasts() throws Exception {
+    // Given a Ready topic of one replica that does not declare its replication factor, holding
+    // more than a throttled follower's first fetch,
+    topics.awaitReady(topics.apply("steady", "partitions: 1\nreplicas: 1"));
+    topics.awaitReady(topics.apply("steady", "partitions: 1"));
+    int from = topics.describe("steady").partitions().get(0).replicas().get(0).id();
+    int to = (from + 1) % 3;
+    try (KafkaProducer<byte[], byte[]> producer =
+        new KafkaProducer<>(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+            new ByteArraySerializer(),
+            new ByteArraySerializer())) {
+      for (int i = 0; i < 200; i++) {
+        producer.send(new ProducerRecord<>("steady", new byte[10_000]));
+      }
+      producer.flush();
+    }
+
+    // when another part of the operator (a Cluster's scale-down) moves it, throttled at 1 kB/s,
+    // and the Topic is reconciled meanwhile,
+    brokerDefault("follower.replication.throttled.rate", "1000");
+    admin
+        .incrementalAlterConfigs(
+            Map.of(
+                new ConfigResource(ConfigResource.Type.TOPIC, "steady"),
+                List.of(
+                    new AlterConfigOp(
+                        new ConfigEntry("leader.replication.throttled.replicas", "0:" + from),
+                        AlterConfigOp.OpType.SET),
+                    new AlterConfigOp(
+                        new ConfigEntry("follower.replication.throttled.replicas", "0:" + to),
+                        AlterConfigOp.OpType.SET))))
+        .all()
+        .get(30, TimeUnit.SECONDS);
+    admin
+        .alterPartitionReassignments(
+            Map.of(
+                new TopicPartition("steady", 0),
+                Optional.of(new NewPartitionReassignment(List.of(to)))))
+        .all()
+        .get(30, TimeUnit.SECONDS);
+    topics.apply("steady", "partitions: 1\nconfig: {retention.ms: '7200000'}");
+
+    // then the Topic says it is being moved and keeps the move's throttles beside its config,
+    Condition moving = topics.awaitCondition("steady", "Reassigning");
+    assertThat(moving.getMessage())
+        .startsWith("spec.replicas: 1 partition(s) moving, adding [" + to);
+    assertThat(topics.ownConfigs("steady"))
+        .containsEntry("retention.ms", "7200000")
+        .containsEntry("follower.replication.throttled.replicas", "0:" + to);
+
+    // and once the move is done, it drops them and is Ready.
+    brokerDefault("follower.replication.throttled.rate", null);
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .ignoreExceptions()
+        .untilAsserted(
+            () -> {
+              assertThat(TopicFixture.reason(topics.get("steady"))).isEqualTo("Reconciled");
+              assertThat(topics.ownConfigs("steady"))
+                  .containsExactlyEntriesOf(Map.of("retention.ms", "7200000"));
+            });
   }
 
   @Test

@@ -84,14 +84,15 @@ final class TopicChanges {
     boolean held =
         THROTTLED_REPLICAS.stream()
             .anyMatch(key -> own.containsKey(key) && !declares(spec.config, key));
-    // A move this operator started has its throttles set; while it lasts, each partition's
-    // replicas are the target and those it leaves, which may number the factor already.
-    if (spec.replicas != null
-        && (held
-            || current.partitions().stream().anyMatch(p -> p.replicas().size() != spec.replicas))) {
+    boolean resize =
+        spec.replicas != null
+            && current.partitions().stream().anyMatch(p -> p.replicas().size() != spec.replicas);
+    // A move the operator started (this reconciler's, or the Cluster's draining or balancing
+    // brokers) has its throttles set; while it lasts, each partition's replicas are the target and
+    // those it leaves, which may number the factor already, and the throttles stay.
+    if (held || resize) {
       moving = admin.reassignments(name, current.partitions().size());
-      if (moving.isEmpty()
-          && current.partitions().stream().anyMatch(p -> p.replicas().size() != spec.replicas)) {
+      if (moving.isEmpty() && resize) {
         // the spec's own value, which this reconciliation sets, else the topic's now
         int minIsr =
             Integer.parseInt(
