@@ -1,8 +1,8 @@
 package io.tidelog.operator.cluster;
 
 import io.tidelog.operator.brokers.BrokerAccess;
+import io.tidelog.operator.brokers.ReassignmentThrottles;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -33,8 +33,6 @@ import org.apache.kafka.common.config.ConfigResource;
  */
 final class ReplicaMoves {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
-  private static final String LEADER_THROTTLED = "leader.replication.throttled.replicas";
-  private static final String FOLLOWER_THROTTLED = "follower.replication.throttled.replicas";
 
   private ReplicaMoves() {}
 
@@ -76,34 +74,27 @@ final class ReplicaMoves {
         return new Step(0, 0, List.of());
       }
       Map<TopicPartition, Optional<NewPartitionReassignment>> moves = new HashMap<>();
-      Map<String, Map<String, List<String>>> throttles = new TreeMap<>();
+      Map<String, ReassignmentThrottles> throttles = new TreeMap<>();
       for (BrokerView.PartitionView p : view.partitions()) {
         TopicPartition tp = p.topicPartition();
         List<Integer> target = targets.get(tp);
-        if (target == null) {
-          continue;
+        if (target != null) {
+          moves.put(tp, Optional.of(new NewPartitionReassignment(target)));
+          throttles
+              .computeIfAbsent(tp.topic(), t -> new ReassignmentThrottles())
+              .add(tp.partition(), p.replicas(), target);
         }
-        moves.put(tp, Optional.of(new NewPartitionReassignment(target)));
-        Map<String, List<String>> topic =
-            throttles.computeIfAbsent(tp.topic(), t -> new TreeMap<>());
-        List<String> leader = topic.computeIfAbsent(LEADER_THROTTLED, k -> new ArrayList<>());
-        List<String> follower = topic.computeIfAbsent(FOLLOWER_THROTTLED, k -> new ArrayList<>());
-        p.replicas().forEach(r -> leader.add(tp.partition() + ":" + r));
-        target.stream()
-            .filter(r -> !p.replicas().contains(r))
-            .forEach(r -> follower.add(tp.partition() + ":" + r));
       }
       Map<ConfigResource, Collection<AlterConfigOp>> configs = new HashMap<>();
       throttles.forEach(
-          (topic, values) ->
+          (topic, marks) ->
               configs.put(
                   new ConfigResource(ConfigResource.Type.TOPIC, topic),
-                  values.entrySet().stream()
-                      .filter(e -> !e.getValue().isEmpty())
+                  marks.configs().entrySet().stream()
                       .map(
                           e ->
                               new AlterConfigOp(
-                                  new ConfigEntry(e.getKey(), String.join(",", e.getValue())),
+                                  new ConfigEntry(e.getKey(), e.getValue()),
                                   AlterConfigOp.OpType.SET))
                       .toList()));
       admin.incrementalAlterConfigs(configs).all().get(seconds(), TimeUnit.SECONDS);
@@ -127,12 +118,12 @@ final class ReplicaMoves {
             topic ->
                 configs.put(
                     new ConfigResource(ConfigResource.Type.TOPIC, topic),
-                    List.of(
-                        new AlterConfigOp(
-                            new ConfigEntry(LEADER_THROTTLED, ""), AlterConfigOp.OpType.DELETE),
-                        new AlterConfigOp(
-                            new ConfigEntry(FOLLOWER_THROTTLED, ""),
-                            AlterConfigOp.OpType.DELETE))));
+                    ReassignmentThrottles.KEYS.stream()
+                        .map(
+                            key ->
+                                new AlterConfigOp(
+                                    new ConfigEntry(key, ""), AlterConfigOp.OpType.DELETE))
+                        .toList()));
     admin.incrementalAlterConfigs(configs).all().get(seconds(), TimeUnit.SECONDS);
   }
 

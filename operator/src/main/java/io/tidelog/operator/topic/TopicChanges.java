@@ -1,6 +1,7 @@
 package io.tidelog.operator.topic;
 
 import io.tidelog.operator.api.TopicSpec;
+import io.tidelog.operator.brokers.ReassignmentThrottles;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -44,13 +45,6 @@ final class TopicChanges {
   }
 
   private static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
-  private static final String LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas";
-  private static final String FOLLOWER_THROTTLED_REPLICAS =
-      "follower.replication.throttled.replicas";
-
-  /** The topic configs that throttle a move the operator runs, held while it lasts. */
-  static final Set<String> THROTTLED_REPLICAS =
-      Set.of(LEADER_THROTTLED_REPLICAS, FOLLOWER_THROTTLED_REPLICAS);
 
   private TopicChanges() {}
 
@@ -82,7 +76,7 @@ final class TopicChanges {
     Map<Integer, List<Integer>> targets = Map.of();
     Map<String, String> own = dynamicConfigs(config);
     boolean held =
-        THROTTLED_REPLICAS.stream()
+        ReassignmentThrottles.KEYS.stream()
             .anyMatch(key -> own.containsKey(key) && !declares(spec.config, key));
     boolean resize =
         spec.replicas != null
@@ -111,7 +105,7 @@ final class TopicChanges {
     }
     boolean moves = !moving.isEmpty() || !targets.isEmpty();
     List<AlterConfigOp> changes =
-        configChanges(spec.config, own, moves ? THROTTLED_REPLICAS : Set.of());
+        configChanges(spec.config, own, moves ? ReassignmentThrottles.KEYS : Set.of());
     changes.addAll(throttles(spec.config, current, targets));
     try {
       if (!changes.isEmpty()) {
@@ -158,30 +152,22 @@ final class TopicChanges {
    */
   private static List<AlterConfigOp> throttles(
       Map<String, String> declared, TopicDescription current, Map<Integer, List<Integer>> targets) {
-    List<String> leaders = new ArrayList<>();
-    List<String> followers = new ArrayList<>();
+    ReassignmentThrottles throttles = new ReassignmentThrottles();
     for (TopicPartitionInfo partition : current.partitions()) {
       List<Integer> target = targets.get(partition.partition());
-      if (target == null) {
-        continue;
+      if (target != null) {
+        throttles.add(
+            partition.partition(), partition.replicas().stream().map(Node::id).toList(), target);
       }
-      List<Integer> replicas = partition.replicas().stream().map(Node::id).toList();
-      replicas.forEach(r -> leaders.add(partition.partition() + ":" + r));
-      target.stream()
-          .filter(r -> !replicas.contains(r))
-          .forEach(r -> followers.add(partition.partition() + ":" + r));
     }
     List<AlterConfigOp> changes = new ArrayList<>();
-    Map<String, List<String>> values =
-        Map.of(LEADER_THROTTLED_REPLICAS, leaders, FOLLOWER_THROTTLED_REPLICAS, followers);
-    new TreeMap<>(values)
+    throttles
+        .configs()
         .forEach(
-            (key, replicas) -> {
-              if (!replicas.isEmpty() && !declares(declared, key)) {
+            (key, value) -> {
+              if (!declares(declared, key)) {
                 changes.add(
-                    new AlterConfigOp(
-                        new ConfigEntry(key, String.join(",", replicas)),
-                        AlterConfigOp.OpType.SET));
+                    new AlterConfigOp(new ConfigEntry(key, value), AlterConfigOp.OpType.SET));
               }
             });
     return changes;
