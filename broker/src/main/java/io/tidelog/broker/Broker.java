@@ -303,10 +303,18 @@ public final class Broker implements AutoCloseable {
             replicationBytes,
             "follower",
             dynamicConfig.current().followerReplicationThrottledRate());
+    ReplicationQuota alterLogDirsQuota =
+        new ReplicationQuota(
+            quotaMetrics,
+            Time.SYSTEM,
+            replicationBytes,
+            "alter-log-dirs",
+            dynamicConfig.current().replicaAlterLogDirsIoMaxBytesPerSecond());
     dynamicConfig.addListener(
         running -> {
           leaderQuota.update(running.leaderReplicationThrottledRate());
           followerQuota.update(running.followerReplicationThrottledRate());
+          alterLogDirsQuota.update(running.replicaAlterLogDirsIoMaxBytesPerSecond());
         });
     ReplicaManager replicas =
         new ReplicaManager(
@@ -317,7 +325,8 @@ public final class Broker implements AutoCloseable {
             dynamicConfig.current().numIoThreads(),
             config.replicaLagTimeMaxMs(),
             metadataExecutor,
-            leaderQuota);
+            leaderQuota,
+            alterLogDirsQuota);
     Broker broker =
         new Broker(
             vertx,

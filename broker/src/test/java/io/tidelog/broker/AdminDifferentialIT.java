@@ -1052,6 +1052,78 @@ class AdminDifferentialIT {
   }
 
   /**
+   * AlterReplicaLogDirs on one node each, whose only log directory holds every replica: the same
+   * code per partition for a move to that directory (nothing to do), to a directory that is not in
+   * {@code log.dirs} or is relative, and for a partition or topic that does not exist.
+   */
+  @Test
+  void replicaLogDirMovesAreCheckedAsKafkaChecksThem() throws Exception {
+    View answered =
+        same(
+            port -> {
+              String dir;
+              try (Admin admin = admin(port)) {
+                dir =
+                    admin
+                        .describeLogDirs(List.of(1))
+                        .allDescriptions()
+                        .get()
+                        .get(1)
+                        .keySet()
+                        .iterator()
+                        .next();
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+              var data = new org.apache.kafka.common.message.AlterReplicaLogDirsRequestData();
+              Map<String, Map<String, List<Integer>>> moves =
+                  Map.of(
+                      dir,
+                      Map.of("existing", List.of(0, 7), "no-such-topic", List.of(0)),
+                      "/no-such-log-dir",
+                      Map.of("grown", List.of(0)),
+                      "relative-dir",
+                      Map.of("topic-two", List.of(1)));
+              moves.forEach(
+                  (path, topics) -> {
+                    var logDir =
+                        new org.apache.kafka.common.message.AlterReplicaLogDirsRequestData
+                                .AlterReplicaLogDir()
+                            .setPath(path);
+                    topics.forEach(
+                        (topic, partitions) ->
+                            logDir
+                                .topics()
+                                .add(
+                                    new org.apache.kafka.common.message
+                                            .AlterReplicaLogDirsRequestData
+                                            .AlterReplicaLogDirTopic()
+                                        .setName(topic)
+                                        .setPartitions(partitions)));
+                    data.dirs().add(logDir);
+                  });
+              return new org.apache.kafka.common.requests.AlterReplicaLogDirsRequest.Builder(data)
+                  .build((short) 2);
+            },
+            (org.apache.kafka.common.requests.AlterReplicaLogDirsResponse r) ->
+                r.data().results().stream()
+                    .flatMap(
+                        t ->
+                            t.partitions().stream()
+                                .map(
+                                    p ->
+                                        t.topicName()
+                                            + "-"
+                                            + p.partitionIndex()
+                                            + " "
+                                            + Errors.forCode(p.errorCode())))
+                    .toList());
+    assertThat(answered.results())
+        .contains("existing-0 NONE", "grown-0 LOG_DIR_NOT_FOUND")
+        .hasSize(5);
+  }
+
+  /**
    * AlterPartitionReassignments and ListPartitionReassignments on one node each: the same code and
    * message per partition for an unknown topic and partition, an empty, repeated or unregistered
    * replica, a cancellation with nothing in progress, a change of the replication factor that the

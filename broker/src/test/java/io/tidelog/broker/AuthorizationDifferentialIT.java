@@ -725,6 +725,24 @@ class AuthorizationDifferentialIT {
             "NONE dirs=1"));
     cases.add(
         new Case(
+            "alter replica log dirs, no ACL",
+            List.of(),
+            alterReplicaLogDirs(),
+            "[CLUSTER_AUTHORIZATION_FAILED]"));
+    cases.add(
+        new Case(
+            "alter replica log dirs, DESCRIBE",
+            List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE)),
+            alterReplicaLogDirs(),
+            "[CLUSTER_AUTHORIZATION_FAILED]"));
+    cases.add(
+        new Case(
+            "alter replica log dirs, ALTER",
+            List.of(allow(ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER)),
+            alterReplicaLogDirs(),
+            "[LOG_DIR_NOT_FOUND]"));
+    cases.add(
+        new Case(
             "elect leaders, no ACL",
             List.of(),
             electLeaders(),
@@ -1739,6 +1757,19 @@ class AuthorizationDifferentialIT {
                       .build((short) 4));
       Errors error = Errors.forCode(response.data().errorCode());
       return error == Errors.NONE ? "NONE dirs=" + response.data().results().size() : error.name();
+    };
+  }
+
+  private static Probe alterReplicaLogDirs() {
+    return (alice, target) -> {
+      var response =
+          (org.apache.kafka.common.requests.AlterReplicaLogDirsResponse)
+              alice.send(SampleRequests.of(ApiKeys.ALTER_REPLICA_LOG_DIRS, (short) 2, TOPIC));
+      return response.data().results().stream()
+          .flatMap(t -> t.partitions().stream())
+          .map(p -> Errors.forCode(p.errorCode()).name())
+          .toList()
+          .toString();
     };
   }
 

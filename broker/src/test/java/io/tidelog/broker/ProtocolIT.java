@@ -146,6 +146,8 @@ class ProtocolIT {
       // the sample cancels a move, and none is in progress
       case ALTER_PARTITION_REASSIGNMENTS ->
           java.util.Set.of(Errors.NONE, Errors.NO_REASSIGNMENT_IN_PROGRESS);
+      // the sample names a log directory the broker does not have, as Kafka answers it
+      case ALTER_REPLICA_LOG_DIRS -> java.util.Set.of(Errors.LOG_DIR_NOT_FOUND);
       case SASL_HANDSHAKE,
           SASL_AUTHENTICATE,
           CREATE_ACLS,

@@ -188,6 +188,21 @@ final class SampleRequests {
           new org.apache.kafka.common.requests.DescribeLogDirsRequest.Builder(
                   new org.apache.kafka.common.message.DescribeLogDirsRequestData().setTopics(null))
               .build(v);
+      case ALTER_REPLICA_LOG_DIRS -> {
+        var data = new org.apache.kafka.common.message.AlterReplicaLogDirsRequestData();
+        var dir =
+            new org.apache.kafka.common.message.AlterReplicaLogDirsRequestData.AlterReplicaLogDir()
+                .setPath("/no-such-log-dir");
+        dir.topics()
+            .add(
+                new org.apache.kafka.common.message.AlterReplicaLogDirsRequestData
+                        .AlterReplicaLogDirTopic()
+                    .setName(topic)
+                    .setPartitions(List.of(0)));
+        data.dirs().add(dir);
+        yield new org.apache.kafka.common.requests.AlterReplicaLogDirsRequest.Builder(data)
+            .build(v);
+      }
       case DESCRIBE_PRODUCERS -> {
         var data = new org.apache.kafka.common.message.DescribeProducersRequestData();
         data.topics()

@@ -82,6 +82,8 @@ public final class BrokerConfig {
       "follower.replication.throttled.rate";
   public static final String LEADER_REPLICATION_THROTTLED_RATE =
       "leader.replication.throttled.rate";
+  public static final String REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND =
+      "replica.alter.log.dirs.io.max.bytes.per.second";
 
   /**
    * Keys that Kafka defines only as dynamic broker configs ({@code DynamicConfig.Broker}), not in
@@ -89,7 +91,10 @@ public final class BrokerConfig {
    * (though AlterConfigs changes it), and so does Tidelog's.
    */
   public static final Set<String> LISTED_WHEN_SET =
-      Set.of(FOLLOWER_REPLICATION_THROTTLED_RATE, LEADER_REPLICATION_THROTTLED_RATE);
+      Set.of(
+          FOLLOWER_REPLICATION_THROTTLED_RATE,
+          LEADER_REPLICATION_THROTTLED_RATE,
+          REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND);
 
   public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
   public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS =
@@ -437,6 +442,14 @@ public final class BrokerConfig {
                 "The bytes per second this broker's followers fetch, at most, for the replicas"
                     + " that topics' follower.replication.throttled.replicas list while they are"
                     + " behind their leader's high watermark.")
+            .define(
+                REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+                LONG,
+                Long.MAX_VALUE,
+                atLeast(0),
+                MEDIUM,
+                "The bytes per second that replicas moving between this broker's log directories"
+                    + " copy, at most, all together.")
             .define(
                 AUTO_LEADER_REBALANCE_ENABLE,
                 BOOLEAN,
@@ -1016,6 +1029,10 @@ public final class BrokerConfig {
 
   public long followerReplicationThrottledRate() {
     return (Long) values.get(FOLLOWER_REPLICATION_THROTTLED_RATE);
+  }
+
+  public long replicaAlterLogDirsIoMaxBytesPerSecond() {
+    return (Long) values.get(REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND);
   }
 
   public boolean autoLeaderRebalanceEnable() {

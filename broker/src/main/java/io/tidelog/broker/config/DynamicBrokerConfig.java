@@ -66,6 +66,7 @@ public final class DynamicBrokerConfig {
           // the replication throttles, for the fetches that come next
           BrokerConfig.LEADER_REPLICATION_THROTTLED_RATE,
           BrokerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE,
+          BrokerConfig.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
           // the listeners' connection limits, for the connections that come next
           BrokerConfig.MAX_CONNECTIONS,
           BrokerConfig.MAX_CONNECTIONS_PER_IP,

@@ -8,6 +8,7 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -31,8 +33,10 @@ import java.util.function.LongConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.errors.LogDirNotFoundException;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,6 +49,12 @@ import org.slf4j.LoggerFactory;
  * <partition> <offset>} lines in a {@link CheckpointFile}), a {@code partition.metadata} checkpoint
  * in each partition directory with its topic id, a {@code .kafka_cleanshutdown} marker written by a
  * clean close, and a locked {@code .lock} file that keeps a second broker out.
+ *
+ * <p>A replica moving to another of the broker's directories (AlterReplicaLogDirs) has a <i>future
+ * log</i> there, in {@code <topic>-<partition>.<id>-future}, that a copy fills until it can replace
+ * the current one: renamed {@code -moved} (from then on a restart keeps it), the current log is
+ * deleted, and it is renamed {@code <topic>-<partition>}. A start finishes a move that reached
+ * {@code -moved} and deletes a {@code -future} log, whose copy had not caught up.
  *
  * <p>Logs load in parallel at start, {@code num.recovery.threads.per.data.dir} threads per
  * directory. A directory that fails with an I/O error, then or later, goes offline: its logs fail
@@ -60,10 +70,17 @@ public final class LogManager implements AutoCloseable {
   static final String CLEANER_CHECKPOINT = "cleaner-offset-checkpoint";
   static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
   static final String LOCK_FILE = ".lock";
+  static final String FUTURE_SUFFIX = "-future";
+  static final String MOVED_SUFFIX = "-moved";
   private static final int FLUSH_QUEUE_CAPACITY = 10_000;
   private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
 
   private final Map<TopicPartition, PartitionLog> logs = new ConcurrentHashMap<>();
+  private final Map<TopicPartition, PartitionLog> futureLogs = new ConcurrentHashMap<>();
+
+  /** Where the logs not created yet go, as AlterReplicaLogDirs asked before they existed. */
+  private final Map<TopicPartition, Path> preferredDirs = new ConcurrentHashMap<>();
+
   private final Set<Path> liveDirs = ConcurrentHashMap.newKeySet();
   private final Set<Path> offlineDirs = ConcurrentHashMap.newKeySet();
   private final Map<Path, FileChannel> locks = new ConcurrentHashMap<>();
@@ -146,6 +163,7 @@ public final class LogManager implements AutoCloseable {
     for (Path dir : logDirs) {
       manager.lockDir(dir.toAbsolutePath().normalize());
     }
+    manager.finishInterruptedMoves();
     manager.loadLogs(topicConfigs, recoveryThreadsPerDir);
     if (manager.liveDirs.isEmpty()) {
       manager.close();
@@ -176,6 +194,48 @@ public final class LogManager implements AutoCloseable {
       LOG.error("Log directory {} is offline: {}", dir, e.toString());
       offlineDirs.add(dir);
     }
+  }
+
+  /**
+   * Before loading: a {@code -moved} log replaces the log of its partition in whichever directory
+   * that is, and a {@code -future} log, whose copy had not caught up, is deleted.
+   */
+  private void finishInterruptedMoves() {
+    for (Path dir : List.copyOf(liveDirs)) {
+      try (DirectoryStream<Path> children = Files.newDirectoryStream(dir, Files::isDirectory)) {
+        for (Path child : children) {
+          String name = child.getFileName().toString();
+          if (name.endsWith(FUTURE_SUFFIX)) {
+            LOG.warn("Deleting {}: the move of its replica to {} had not caught up", name, dir);
+            Utils.delete(child.toFile());
+          } else if (name.endsWith(MOVED_SUFFIX)) {
+            String partitionDir = partitionDirName(movedPartition(name));
+            for (Path other : liveDirs) {
+              Utils.delete(other.resolve(partitionDir).toFile());
+            }
+            Files.move(child, dir.resolve(partitionDir), StandardCopyOption.ATOMIC_MOVE);
+            CheckpointFile.fsyncDirectory(dir);
+            LOG.info("Finished the move of {} to {}", partitionDir, dir);
+          }
+        }
+      } catch (IOException | IllegalArgumentException e) {
+        handleDirFailure(dir, e instanceof IOException io ? io : new IOException(e));
+      }
+    }
+  }
+
+  /** The partition of a {@code <topic>-<partition>.<id>-future} or {@code -moved} directory. */
+  private static TopicPartition movedPartition(String name) {
+    String withId = name.substring(0, name.lastIndexOf('-'));
+    int dot = withId.lastIndexOf('.');
+    if (dot <= 0) {
+      throw new IllegalArgumentException("'" + name + "' is not a moving log's name");
+    }
+    return PartitionLog.parseTopicPartition(withId.substring(0, dot));
+  }
+
+  private static String partitionDirName(TopicPartition tp) {
+    return tp.topic() + "-" + tp.partition();
   }
 
   private void loadLogs(Function<String, LogConfig> topicConfigs, int threadsPerDir)
@@ -330,10 +390,13 @@ public final class LogManager implements AutoCloseable {
   }
 
   private PartitionLog createLog(TopicPartition tp, LogConfig config) {
+    Path preferred = preferredDirs.remove(tp);
     Path dir =
-        liveDirs.stream()
-            .min(Comparator.comparingLong(this::logCount).thenComparing(Path::toString))
-            .orElseThrow(() -> new KafkaStorageException("No log directory is online"));
+        preferred != null && liveDirs.contains(preferred)
+            ? preferred
+            : liveDirs.stream()
+                .min(Comparator.comparingLong(this::logCount).thenComparing(Path::toString))
+                .orElseThrow(() -> new KafkaStorageException("No log directory is online"));
     try {
       // One log at a time per directory, as a directory loads its logs: the storage shards
       // creating thousands of partitions at once took both cores of a small machine from etcd and
@@ -341,7 +404,7 @@ public final class LogManager implements AutoCloseable {
       // every partition served as soon)
       synchronized (creationLocks.computeIfAbsent(dir, d -> new Object())) {
         return PartitionLog.open(
-            dir.resolve(tp.topic() + "-" + tp.partition()), config, LoadState.NEW, services);
+            dir.resolve(partitionDirName(tp)), config, LoadState.NEW, services);
       }
     } catch (IOException e) {
       handleDirFailure(dir, e);
@@ -359,6 +422,115 @@ public final class LogManager implements AutoCloseable {
     if (log != null && !log.isOffline()) {
       log.delete();
     }
+  }
+
+  /**
+   * The log directory {@code path} names, as {@code log.dirs} gives it.
+   *
+   * @throws LogDirNotFoundException when it is none of them
+   * @throws KafkaStorageException when it is offline
+   */
+  public Path liveDir(String path) {
+    Path dir = Path.of(path);
+    if (!logDirs().contains(dir)) {
+      throw new LogDirNotFoundException("Log dir " + path + " is not found in the config.");
+    }
+    if (!liveDirs.contains(dir)) {
+      throw new KafkaStorageException("Log directory " + path + " is offline");
+    }
+    return dir;
+  }
+
+  /** Creates the log of {@code tp} in {@code dir} when it is created, if that is still live. */
+  public void preferDir(TopicPartition tp, Path dir) {
+    preferredDirs.put(tp, dir);
+  }
+
+  /**
+   * Creates an empty future log of {@code tp} in {@code dir}, for the topic {@code topicId}: the
+   * log that will replace the current one once it holds as much.
+   *
+   * @throws KafkaStorageException when creating it fails
+   */
+  public PartitionLog createFutureLog(TopicPartition tp, Path dir, Uuid topicId, LogConfig config) {
+    String id = UUID.randomUUID().toString().replace("-", "");
+    Path futureDir = dir.resolve(partitionDirName(tp) + "." + id + FUTURE_SUFFIX);
+    try {
+      PartitionLog future = PartitionLog.open(tp, futureDir, config, LoadState.NEW, services);
+      future.recordTopicId(topicId);
+      futureLogs.put(tp, future);
+      return future;
+    } catch (IOException e) {
+      handleDirFailure(dir, e);
+      throw new KafkaStorageException("Cannot create the future log of " + tp + " in " + dir, e);
+    }
+  }
+
+  /** Deletes the future log of {@code tp}, if there is one: its move is abandoned. */
+  public void deleteFutureLog(TopicPartition tp) {
+    PartitionLog future = futureLogs.remove(tp);
+    if (future != null && !future.isOffline()) {
+      try {
+        future.delete();
+      } catch (IOException e) {
+        handleDirFailure(future.dir().getParent(), e);
+      }
+    }
+  }
+
+  /**
+   * Puts the future log of {@code tp}, which holds all the current log holds, in its place: closes
+   * it, renames it {@code -moved}, deletes the current log and renames the future one to the
+   * partition's name, then opens it. The caller keeps every write out of both meanwhile.
+   *
+   * @return the log that replaced the current one
+   * @throws KafkaStorageException when a step fails; the current log stays if it had not gone
+   */
+  public PartitionLog replaceWithFutureLog(TopicPartition tp) {
+    PartitionLog future = futureLogs.remove(tp);
+    PartitionLog current = logs.get(tp);
+    if (future == null || current == null) {
+      throw new IllegalStateException(tp + " has no future log to put in place");
+    }
+    Path dir = future.dir().getParent();
+    String name = future.dir().getFileName().toString();
+    Path moved =
+        dir.resolve(name.substring(0, name.length() - FUTURE_SUFFIX.length()) + MOVED_SUFFIX);
+    Path target = dir.resolve(partitionDirName(tp));
+    long highWatermark = current.highWatermark();
+    LoadState state = new LoadState(future.logEndOffset(), future.logStartOffset(), true);
+    try {
+      future.close();
+      Files.move(future.dir(), moved, StandardCopyOption.ATOMIC_MOVE);
+      CheckpointFile.fsyncDirectory(dir);
+    } catch (IOException e) {
+      handleDirFailure(dir, e);
+      throw new KafkaStorageException("Cannot put the future log of " + tp + " in place", e);
+    }
+    logs.remove(tp);
+    try {
+      current.delete();
+      CheckpointFile.fsyncDirectory(current.dir().getParent());
+    } catch (IOException e) {
+      // The next start deletes what is left, as the moved log replaces it
+      handleDirFailure(current.dir().getParent(), e);
+    }
+    try {
+      Files.move(moved, target, StandardCopyOption.ATOMIC_MOVE);
+      CheckpointFile.fsyncDirectory(dir);
+      PartitionLog log = PartitionLog.open(target, current.config(), state, services);
+      log.updateHighWatermark(highWatermark);
+      logs.put(tp, log);
+      return log;
+    } catch (IOException e) {
+      handleDirFailure(dir, e);
+      throw new KafkaStorageException("Cannot open the moved log of " + tp + " in " + dir, e);
+    }
+  }
+
+  /** The future logs of the replicas moving between directories. */
+  public Map<TopicPartition, PartitionLog> futureLogs() {
+    return Map.copyOf(futureLogs);
   }
 
   /** Writes every live directory's recovery points, log start offsets and high watermarks. */
@@ -427,6 +599,9 @@ public final class LogManager implements AutoCloseable {
     }
     offlineDirs.add(dir);
     List<TopicPartition> affected = new ArrayList<>();
+    futureLogs.values().stream()
+        .filter(log -> log.dir().getParent().equals(dir))
+        .forEach(PartitionLog::markOffline);
     logs.values().stream()
         .filter(log -> log.dir().getParent().equals(dir))
         .forEach(
@@ -455,7 +630,9 @@ public final class LogManager implements AutoCloseable {
     flusher.shutdown();
     closer.shutdownNow();
     List.copyOf(toClose).forEach(this::closeNow);
-    for (PartitionLog log : logs.values()) {
+    List<PartitionLog> open = new ArrayList<>(logs.values());
+    open.addAll(futureLogs.values()); // deleted at the next start, but closed as the others
+    for (PartitionLog log : open) {
       try {
         log.close();
       } catch (IOException e) {

@@ -107,14 +107,15 @@ public final class PartitionLog implements AutoCloseable {
    */
   public static PartitionLog open(Path dir, LogConfig config, LoadState state, LogServices services)
       throws IOException {
+    return open(parseTopicPartition(dir.getFileName().toString()), dir, config, state, services);
+  }
+
+  /** Opens the log of {@code tp} in {@code dir}, whatever the directory's name, as above. */
+  static PartitionLog open(
+      TopicPartition tp, Path dir, LogConfig config, LoadState state, LogServices services)
+      throws IOException {
     Files.createDirectories(dir);
-    PartitionLog log =
-        new PartitionLog(
-            parseTopicPartition(dir.getFileName().toString()),
-            dir,
-            config,
-            services,
-            LeaderEpochCache.load(dir));
+    PartitionLog log = new PartitionLog(tp, dir, config, services, LeaderEpochCache.load(dir));
     try {
       log.load(state);
     } catch (IOException | RuntimeException e) {
@@ -900,6 +901,16 @@ public final class PartitionLog implements AutoCloseable {
 
   public int numberOfSegments() {
     return segments.size();
+  }
+
+  /**
+   * How many times this log was truncated or emptied since it opened: a copy of it that saw another
+   * count may hold records this log no longer has.
+   */
+  public long truncations() {
+    synchronized (recoveryPointLock) {
+      return truncations;
+    }
   }
 
   public boolean isOffline() {

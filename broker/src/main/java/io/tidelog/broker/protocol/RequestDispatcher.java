@@ -123,6 +123,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     serve(ApiKeys.ALTER_CLIENT_QUOTAS, apis.quotas()::alter);
     serve(ApiKeys.DESCRIBE_CLIENT_QUOTAS, apis.quotas()::describe);
     serve(ApiKeys.DESCRIBE_LOG_DIRS, apis.logDirs()::describe);
+    serve(ApiKeys.ALTER_REPLICA_LOG_DIRS, apis.logDirs()::alter);
     serve(ApiKeys.DESCRIBE_PRODUCERS, apis.producers()::handle);
     serve(ApiKeys.ELECT_LEADERS, apis.elections()::elect);
     serve(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, apis.reassignments()::alter);

@@ -45,6 +45,7 @@ final class SupportedApis {
     RANGES.put(ApiKeys.CREATE_PARTITIONS, new short[] {0, 3});
     RANGES.put(ApiKeys.DESCRIBE_CONFIGS, new short[] {1, 4});
     RANGES.put(ApiKeys.DESCRIBE_LOG_DIRS, new short[] {1, 4});
+    RANGES.put(ApiKeys.ALTER_REPLICA_LOG_DIRS, new short[] {1, 2});
     RANGES.put(ApiKeys.DESCRIBE_PRODUCERS, new short[] {0, 0});
     RANGES.put(ApiKeys.ELECT_LEADERS, new short[] {0, 2});
     RANGES.put(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, new short[] {0, 1});

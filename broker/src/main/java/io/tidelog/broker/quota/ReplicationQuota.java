@@ -37,8 +37,9 @@ public final class ReplicationQuota {
   private final String side;
 
   /**
-   * @param side {@code follower} or {@code leader}: Kafka's {@code FollowerReplication} or {@code
-   *     LeaderReplication} quota, and its label on {@code bytes}
+   * @param side {@code follower}, {@code leader} or {@code alter-log-dirs}: Kafka's {@code
+   *     FollowerReplication}, {@code LeaderReplication} or {@code AlterLogDirsReplication} quota,
+   *     and its label on {@code bytes}
    * @param bytes the {@link #counter}
    */
   public ReplicationQuota(
@@ -58,7 +59,9 @@ public final class ReplicationQuota {
     return Counter.builder()
         .withoutExemplars()
         .name("tidelog_replication_throttled_bytes_total")
-        .help("Bytes that throttled replicas fetched, by side (leader or follower)")
+        .help(
+            "Bytes that throttled replicas fetched, by side (leader, follower, or"
+                + " alter-log-dirs for replicas moving between log directories)")
         .labelNames("side")
         .register(registry);
   }

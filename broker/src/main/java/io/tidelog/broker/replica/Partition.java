@@ -8,6 +8,9 @@ import io.tidelog.broker.log.LogCleaner;
 import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogReadInfo;
 import io.tidelog.broker.log.PartitionLog;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -16,14 +19,17 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.IntPredicate;
+import java.util.function.Supplier;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
+import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.UnknownLeaderEpochException;
 import org.apache.kafka.common.record.EndTransactionMarker;
+import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
@@ -73,7 +79,7 @@ final class Partition {
   }
 
   final TopicPartition tp;
-  private final PartitionLog log;
+  private PartitionLog log;
   private final int localId;
   private PartitionState state;
   private List<Integer> replicas = List.of();
@@ -102,6 +108,71 @@ final class Partition {
     this.log = log;
     this.localId = localId;
     this.highWatermark = log.highWatermark();
+  }
+
+  LogConfig logConfig() {
+    return logConfig;
+  }
+
+  /** The log directory (one of {@code log.dirs}) that holds this replica's log. */
+  Path logDir() {
+    return log.dir().getParent();
+  }
+
+  /**
+   * Copies into {@code future} this log's next batches, up to {@code maxBytes} but at least one
+   * batch. A future log that may hold records this log lost since (it was truncated), or that fell
+   * below its start, starts again from this log's start.
+   *
+   * @return whether {@code future} now holds all this log holds
+   */
+  boolean copyTo(FutureReplica future, int maxBytes) {
+    PartitionLog to = future.log();
+    if (future.truncationsSeen() != log.truncations()
+        || to.logEndOffset() > log.logEndOffset()
+        || to.logEndOffset() < log.logStartOffset()) {
+      to.truncateFullyAndStartAt(log.logStartOffset());
+      future.copiedSince(log.truncations());
+    }
+    if (to.logEndOffset() < log.logEndOffset()) {
+      MemoryRecords records = inMemory(log.read(to.logEndOffset(), maxBytes, Long.MAX_VALUE));
+      if (records.sizeInBytes() > 0) {
+        RecordBatch first = records.batches().iterator().next();
+        if (to.logEndOffset() == to.logStartOffset() && first.baseOffset() < to.logEndOffset()) {
+          to.truncateFullyAndStartAt(first.baseOffset()); // this log starts inside that batch
+        }
+        to.appendAsFollower(records);
+      }
+    }
+    return to.logEndOffset() == log.logEndOffset();
+  }
+
+  private static MemoryRecords inMemory(LogReadInfo read) {
+    if (read.records() instanceof MemoryRecords records) {
+      return records;
+    }
+    FileRecords file = (FileRecords) read.records();
+    ByteBuffer buffer = ByteBuffer.allocate(file.sizeInBytes());
+    try {
+      file.readInto(buffer, 0);
+    } catch (IOException e) {
+      throw new KafkaStorageException("Reading " + file + " failed", e);
+    }
+    return MemoryRecords.readableRecords(buffer);
+  }
+
+  /**
+   * Takes {@code replacement}, the future log that held all this log held, in place of it: its
+   * start moves up to this log's, and this partition reads and writes it from now on.
+   */
+  void replaceLog(FutureReplica future, Supplier<PartitionLog> replace) {
+    PartitionLog to = future.log();
+    if (to.logStartOffset() < log.logStartOffset()) {
+      to.deleteRecordsBefore(log.logStartOffset());
+    }
+    log = replace.get();
+    log.updateConfig(logConfig);
+    log.updateHighWatermark(highWatermark);
   }
 
   /** Gives the log the config its topic has now, if that changed. */

@@ -36,8 +36,10 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.errors.ReplicaNotAvailableException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.record.ControlRecordType;
 import org.apache.kafka.common.record.EndTransactionMarker;
@@ -94,6 +96,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   private final List<LeadershipListener> leadershipListeners = new CopyOnWriteArrayList<>();
   private final List<MarkerListener> markerListeners = new CopyOnWriteArrayList<>();
   private final Set<TopicPartition> cleaning = ConcurrentHashMap.newKeySet();
+  private final LogDirMoves logDirMoves;
   private final LongAdder isrShrinks = new LongAdder();
   private final LongAdder isrExpands = new LongAdder();
   private ReplicaFetchers fetchers;
@@ -108,7 +111,8 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
       int shardCount,
       long replicaLagTimeMaxMs,
       Executor metadataExecutor,
-      ReplicationQuota leaderQuota) {
+      ReplicationQuota leaderQuota,
+      ReplicationQuota alterLogDirsQuota) {
     this.localId = localId;
     this.leaderQuota = leaderQuota;
     this.logManager = logManager;
@@ -120,6 +124,14 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     for (int i = 0; i < shardCount; i++) {
       shards[i] = new Shard("tidelog-shard-" + i);
     }
+    this.logDirMoves =
+        new LogDirMoves(
+            logManager,
+            alterLogDirsQuota,
+            timer,
+            tp -> shard(tp).client(),
+            partitions::get,
+            cleaning::contains);
   }
 
   private static ScheduledThreadPoolExecutor newTimer() {
@@ -305,6 +317,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
 
   private void deleteLocalReplica(TopicPartition tp) {
     fetchers.unfollow(tp);
+    logDirMoves.abandon(tp);
     Partition removed = partitions.remove(tp);
     if (removed != null) {
       removed.resign();
@@ -326,6 +339,49 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
             statuses.add(CompletableFuture.supplyAsync(partition::status, shard(tp))));
     return CompletableFuture.allOf(statuses.toArray(CompletableFuture[]::new))
         .thenApply(done -> statuses.stream().map(CompletableFuture::join).toList());
+  }
+
+  /** A snapshot of every replica moving to another log directory here: its future log. */
+  public CompletableFuture<List<FutureReplicaStatus>> futureReplicaStatuses() {
+    return logDirMoves.statuses();
+  }
+
+  /**
+   * Moves the replica here of {@code tp} to the log directory {@code path} (AlterReplicaLogDirs),
+   * checked as Kafka checks it: the directory must be one of {@code log.dirs} and online. A
+   * partition of which this broker has no replica yet gets its log there once it has, and the
+   * answer is REPLICA_NOT_AVAILABLE. Completes once the move started, or when none is needed.
+   *
+   * @return fails with LogDirNotFoundException, KafkaStorageException, ReplicaNotAvailableException
+   *     or UnknownTopicOrPartitionException
+   */
+  public CompletableFuture<Void> alterLogDir(TopicPartition tp, String path) {
+    java.nio.file.Path dir;
+    try {
+      dir = logManager.liveDir(path);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return CompletableFuture.runAsync(
+        () -> {
+          Partition partition = partitions.get(tp);
+          if (partition == null) {
+            RuntimeException missing = notHosted(tp);
+            if (missing instanceof NotLeaderOrFollowerException) {
+              logManager.preferDir(tp, dir);
+              throw new ReplicaNotAvailableException(
+                  "Broker " + localId + " has no replica of " + tp + " yet");
+            }
+            throw missing;
+          }
+          Uuid topicId =
+              metadata
+                  .topic(tp.topic())
+                  .map(TopicMetadata::topicId)
+                  .orElseThrow(() -> notHosted(tp));
+          logDirMoves.move(partition, dir, topicId);
+        },
+        shard(tp));
   }
 
   /**
@@ -863,6 +919,9 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
         shard(log.topicPartition())
             .execute(
                 () -> {
+                  if (logManager.getLog(log.topicPartition()).orElse(null) != log) {
+                    return; // deleted, or replaced by a log moved from another directory
+                  }
                   try {
                     log.deleteOldSegments();
                     log.maybeFlush(System.currentTimeMillis());

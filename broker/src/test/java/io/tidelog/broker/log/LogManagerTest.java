@@ -212,4 +212,113 @@ class LogManagerTest {
       assertThat(manager.getLog(tp(0)).orElseThrow().logEndOffset()).isEqualTo(1);
     }
   }
+
+  /** Fills {@code future} with the batches of {@code current}, as a move's copy does. */
+  private static void copy(PartitionLog current, PartitionLog future) {
+    while (future.logEndOffset() < current.logEndOffset()) {
+      var read = current.read(future.logEndOffset(), 1000, Long.MAX_VALUE);
+      java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(read.records().sizeInBytes());
+      try {
+        ((org.apache.kafka.common.record.FileRecords) read.records()).readInto(buffer, 0);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      future.appendAsFollower(org.apache.kafka.common.record.MemoryRecords.readableRecords(buffer));
+    }
+  }
+
+  @Test
+  void aFutureLogReplacesTheCurrentOneInAnotherDirectory() throws IOException {
+    // Given a log in "a" and its future log in "b" that holds as much
+    Uuid topicId = Uuid.randomUuid();
+    try (LogManager manager = start()) {
+      PartitionLog current = manager.getOrCreateLog(tp(0), topicId, CONFIG);
+      assertThat(current.dir().getParent()).isEqualTo(root.resolve("a"));
+      for (int i = 0; i < 30; i++) {
+        current.append(batch(T0, "r" + i), 0);
+      }
+      current.updateHighWatermark(25);
+      PartitionLog future = manager.createFutureLog(tp(0), root.resolve("b"), topicId, CONFIG);
+      assertThat(future.dir().getFileName().toString()).startsWith("events-0.").endsWith("-future");
+      copy(current, future);
+
+      // When it takes the current log's place
+      PartitionLog moved = manager.replaceWithFutureLog(tp(0));
+
+      // Then the partition's log is in "b", with every record and the high watermark, and "a" has
+      // none
+      assertThat(moved.dir()).isEqualTo(root.resolve("b/events-0"));
+      assertThat(manager.getLog(tp(0))).containsSame(moved);
+      assertThat(manager.futureLogs()).isEmpty();
+      assertThat(moved.highWatermark()).isEqualTo(25);
+      assertThat(values(moved.read(29, 1000, Long.MAX_VALUE).records())).containsExactly("r29");
+      assertThat(moved.topicId()).contains(topicId.toString());
+      assertThat(root.resolve("a/events-0")).doesNotExist();
+      moved.append(batch(T0, "after"), 0);
+    }
+    try (LogManager manager = start()) {
+      PartitionLog log = manager.getLog(tp(0)).orElseThrow();
+      assertThat(log.dir()).isEqualTo(root.resolve("b/events-0"));
+      assertThat(values(log.read(30, 1000, Long.MAX_VALUE).records())).containsExactly("after");
+    }
+  }
+
+  @Test
+  void aStartDeletesAFutureLogThatHadNotCaughtUpAndFinishesAMovedOne() throws IOException {
+    // Given partition 0 stopped while its copy to "b" was unfinished, and partition 1 right after
+    // its future log was renamed -moved (a crash before the current log was deleted)
+    try (LogManager manager = start()) {
+      for (int p = 0; p < 2; p++) {
+        PartitionLog current = manager.getOrCreateLog(tp(p), CONFIG);
+        for (int i = 0; i < 20; i++) {
+          current.append(batch(T0, p + ":" + i), 0);
+        }
+      }
+      Path dirOf1 = manager.getLog(tp(1)).orElseThrow().dir().getParent();
+      Path other = dirOf1.equals(root.resolve("a")) ? root.resolve("b") : root.resolve("a");
+      Path dirOf0 = manager.getLog(tp(0)).orElseThrow().dir().getParent();
+      Path otherOf0 = dirOf0.equals(root.resolve("a")) ? root.resolve("b") : root.resolve("a");
+      manager.createFutureLog(tp(0), otherOf0, Uuid.randomUuid(), CONFIG);
+      PartitionLog future = manager.createFutureLog(tp(1), other, Uuid.randomUuid(), CONFIG);
+      copy(manager.getLog(tp(1)).orElseThrow(), future);
+      future.append(batch(T0, "only in the moved log"), 0);
+    }
+    Path moving =
+        Files.list(root.resolve("a"))
+            .filter(d -> d.getFileName().toString().startsWith("events-1."))
+            .findFirst()
+            .orElseGet(
+                () -> {
+                  try (var b = Files.list(root.resolve("b"))) {
+                    return b.filter(d -> d.getFileName().toString().startsWith("events-1."))
+                        .findFirst()
+                        .orElseThrow();
+                  } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                  }
+                });
+    String name = moving.getFileName().toString();
+    Files.move(moving, moving.resolveSibling(name.replace("-future", "-moved")));
+
+    // When the manager starts again
+    try (LogManager manager = start()) {
+      // Then partition 0 is where it was, its future log gone; partition 1 is the moved log
+      PartitionLog zero = manager.getLog(tp(0)).orElseThrow();
+      assertThat(zero.logEndOffset()).isEqualTo(20);
+      assertThat(manager.futureLogs()).isEmpty();
+      PartitionLog one = manager.getLog(tp(1)).orElseThrow();
+      assertThat(one.dir().getParent()).isEqualTo(moving.getParent());
+      assertThat(values(one.read(20, 1000, Long.MAX_VALUE).records()))
+          .containsExactly("only in the moved log");
+      for (Path dir : dirs()) {
+        try (var children = Files.list(dir)) {
+          assertThat(children.map(c -> c.getFileName().toString()))
+              .noneMatch(c -> c.endsWith("-future") || c.endsWith("-moved"));
+        }
+      }
+      assertThat(
+              Files.exists(root.resolve("a/events-1")) && Files.exists(root.resolve("b/events-1")))
+          .isFalse();
+    }
+  }
 }
