@@ -309,6 +309,44 @@ class ReassignmentIT {
   }
 
   @Test
+  void aBrokerDownWhileAMoveTookItsReplicaDeletesTheStrayLogWhenItStarts() throws Exception {
+    // Given a partition on brokers 0 and 1, and broker 1 down
+    create("strayed", Map.of(0, List.of(0, 1)));
+    try (KafkaProducer<String, String> producer = producer(bootstrap())) {
+      for (int i = 0; i < 100; i++) {
+        producer.send(new ProducerRecord<>("strayed", "v" + i)).get();
+      }
+    }
+    await().atMost(WITHIN).until(() -> hasLog(1, "strayed", 0));
+    brokers[1].close();
+    brokers[1] = null;
+    // and a log of a topic that etcd does not know, which must stay
+    Path unknown = dir.resolve("logs-1").resolve("unknown-topic-0");
+    Files.createDirectories(unknown);
+
+    // When the partition moves to brokers 0 and 2 meanwhile
+    TopicPartition tp = new TopicPartition("strayed", 0);
+    try (Admin admin = admin()) {
+      admin
+          .alterPartitionReassignments(
+              Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(0, 2)))))
+          .all()
+          .get();
+      await()
+          .atMost(WITHIN)
+          .ignoreExceptions()
+          .until(() -> replicas(admin, "strayed", 0).equals(List.of(0, 2)));
+    }
+    assertThat(hasLog(1, "strayed", 0)).isTrue();
+
+    // Then broker 1, started again, deletes its copy, and keeps the log etcd does not know
+    brokers[1] = TestBroker.member(dir.resolve("logs-1"), 1, etcd);
+    await().atMost(WITHIN).until(() -> !hasLog(1, "strayed", 0));
+    assertThat(unknown).isDirectory();
+    assertThat(readAll("strayed", 1)).hasSize(100);
+  }
+
+  @Test
   void aMoveInProgressIsListedAndCanBeCancelled() throws Exception {
     // Given a move of [0, 1] to [0, 3] that broker 3, throttled, cannot finish
     create("held", Map.of(0, List.of(0, 1)));

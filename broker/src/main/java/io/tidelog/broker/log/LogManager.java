@@ -533,6 +533,22 @@ public final class LogManager implements AutoCloseable {
     return Map.copyOf(futureLogs);
   }
 
+  /**
+   * Deletes the log of {@code tp} if its {@code partition.metadata} records it as the topic {@code
+   * topicId}'s, and its future log if it has one.
+   *
+   * @return whether it was deleted
+   */
+  public boolean deleteStrayLog(TopicPartition tp, Uuid topicId) throws IOException {
+    PartitionLog log = logs.get(tp);
+    if (log == null || log.isOffline() || !log.topicId().equals(Optional.of(topicId.toString()))) {
+      return false;
+    }
+    deleteFutureLog(tp);
+    deleteLog(tp);
+    return true;
+  }
+
   /** Writes every live directory's recovery points, log start offsets and high watermarks. */
   public void checkpoint() {
     for (Path dir : liveDirs) {

@@ -243,7 +243,37 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
         applyPartition(image, topic, tp.partition(), nowMs);
       }
     }
+    if (delta.everything()) {
+      for (TopicPartition tp : logManager.logs().keySet()) {
+        TopicMetadata topic = image.topics().get(tp.topic());
+        if (topic != null
+            && tp.partition() < topic.partitions()
+            && !topic.replicas(tp.partition()).contains(localId)) {
+          shard(tp).execute(() -> deleteStrayLog(tp, topic.topicId()));
+        }
+      }
+    }
     applied = image;
+  }
+
+  /**
+   * Deletes the log here of a partition of the topic {@code topicId} that has no replica here: a
+   * move took it away while this broker was down (Kafka's stray replica). Only a log recorded as
+   * that topic's goes; one of a topic that etcd does not know, or knows by another id, stays. Shard
+   * only.
+   */
+  private void deleteStrayLog(TopicPartition tp, Uuid topicId) {
+    if (partitions.containsKey(tp)) {
+      return; // a replica here after all: the metadata changed since
+    }
+    try {
+      if (logManager.deleteStrayLog(tp, topicId)) {
+        LOG.warn(
+            "{}: no replica here since a move while this broker was away; deleted its log", tp);
+      }
+    } catch (IOException e) {
+      LOG.error("{}: deleting the stray log failed", tp, e);
+    }
   }
 
   private void applyPartition(ClusterImage image, TopicMetadata topic, int p, long nowMs) {
