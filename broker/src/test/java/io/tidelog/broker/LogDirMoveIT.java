@@ -111,6 +111,13 @@ class LogDirMoveIT {
         .until(() -> Path.of(logDirOf(admin, topic).getCurrentReplicaLogDir()), p -> true);
   }
 
+  /** Asserts that moving-0 is in {@code current}, and moves to {@code future} or nowhere. */
+  private static void assertLogDirs(Admin admin, Path current, Path future) throws Exception {
+    ReplicaLogDirInfo info = logDirOf(admin, "moving");
+    assertThat(info.getCurrentReplicaLogDir()).isEqualTo(current.toString());
+    assertThat(info.getFutureReplicaLogDir()).isEqualTo(future == null ? null : future.toString());
+  }
+
   private Path otherDir(Path current) {
     return current.equals(dir.resolve("a")) ? dir.resolve("b") : dir.resolve("a");
   }
@@ -226,9 +233,7 @@ class LogDirMoveIT {
           .ignoreExceptions()
           .untilAsserted(
               () -> {
-                ReplicaLogDirInfo info = logDirOf(admin, "moving");
-                assertThat(info.getCurrentReplicaLogDir()).isEqualTo(from.toString());
-                assertThat(info.getFutureReplicaLogDir()).isEqualTo(to.toString());
+                assertLogDirs(admin, from, to);
                 ReplicaInfo future =
                     admin
                         .describeLogDirs(List.of(0))
@@ -257,15 +262,7 @@ class LogDirMoveIT {
 
       // and once it is lifted, the replica is in the new directory alone
       setRate(admin, null);
-      await()
-          .atMost(WITHIN)
-          .ignoreExceptions()
-          .untilAsserted(
-              () -> {
-                ReplicaLogDirInfo info = logDirOf(admin, "moving");
-                assertThat(info.getCurrentReplicaLogDir()).isEqualTo(to.toString());
-                assertThat(info.getFutureReplicaLogDir()).isNull();
-              });
+      await().atMost(WITHIN).ignoreExceptions().untilAsserted(() -> assertLogDirs(admin, to, null));
       producing.set(false);
       writer.join(WITHIN.toMillis());
       assertThat(writer.isAlive()).isFalse();

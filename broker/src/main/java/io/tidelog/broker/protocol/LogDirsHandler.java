@@ -146,33 +146,15 @@ public final class LogDirsHandler {
       }
       Map<String, DescribeLogDirsTopic> topics = new LinkedHashMap<>();
       for (ReplicaStatus replica : statuses) {
-        if (!replica.logDir().equals(dir.dir())
-            || (asked != null && !asked.contains(replica.tp()))) {
-          continue;
+        if (replica.logDir().equals(dir.dir())) {
+          long lag = Math.max(replica.highWatermark() - replica.logEndOffset(), 0);
+          add(topics, asked, replica.tp(), replica.sizeBytes(), lag, false);
         }
-        topics
-            .computeIfAbsent(replica.tp().topic(), name -> new DescribeLogDirsTopic().setName(name))
-            .partitions()
-            .add(
-                new DescribeLogDirsPartition()
-                    .setPartitionIndex(replica.tp().partition())
-                    .setPartitionSize(replica.sizeBytes())
-                    .setOffsetLag(Math.max(replica.highWatermark() - replica.logEndOffset(), 0))
-                    .setIsFutureKey(false));
       }
       for (FutureReplicaStatus future : futures) {
-        if (!future.logDir().equals(dir.dir()) || (asked != null && !asked.contains(future.tp()))) {
-          continue;
+        if (future.logDir().equals(dir.dir())) {
+          add(topics, asked, future.tp(), future.sizeBytes(), future.offsetLag(), true);
         }
-        topics
-            .computeIfAbsent(future.tp().topic(), name -> new DescribeLogDirsTopic().setName(name))
-            .partitions()
-            .add(
-                new DescribeLogDirsPartition()
-                    .setPartitionIndex(future.tp().partition())
-                    .setPartitionSize(future.sizeBytes())
-                    .setOffsetLag(future.offsetLag())
-                    .setIsFutureKey(true));
       }
       data.results()
           .add(
@@ -183,5 +165,27 @@ public final class LogDirsHandler {
                   .setUsableBytes(dir.usableBytes()));
     }
     return new DescribeLogDirsResponse(data);
+  }
+
+  /** Lists a replica of {@code tp} in {@code topics}, if it is of the partitions asked. */
+  private static void add(
+      Map<String, DescribeLogDirsTopic> topics,
+      Set<TopicPartition> asked,
+      TopicPartition tp,
+      long sizeBytes,
+      long offsetLag,
+      boolean future) {
+    if (asked != null && !asked.contains(tp)) {
+      return;
+    }
+    topics
+        .computeIfAbsent(tp.topic(), name -> new DescribeLogDirsTopic().setName(name))
+        .partitions()
+        .add(
+            new DescribeLogDirsPartition()
+                .setPartitionIndex(tp.partition())
+                .setPartitionSize(sizeBytes)
+                .setOffsetLag(offsetLag)
+                .setIsFutureKey(future));
   }
 }

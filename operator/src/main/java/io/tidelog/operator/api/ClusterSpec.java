@@ -49,8 +49,9 @@ public class ClusterSpec {
 
   @Default("auto")
   @JsonPropertyDescription(
-      "auto: the operator spreads partition replicas evenly, by count, over the brokers, so"
-          + " that brokers a scale-up adds get their share; manual: replicas move only when asked"
+      "auto: the operator spreads partition replicas evenly over the brokers, by count and"
+          + " then by bytes, so that brokers a scale-up adds get their share; manual: replicas"
+          + " move only when asked"
           + " (kafka-reassign-partitions), or off the brokers a scale-down removes.")
   public Rebalance rebalance = Rebalance.AUTO;
 

@@ -24,19 +24,33 @@ import org.apache.kafka.common.config.TopicConfig;
 /**
  * What the brokers say of themselves, read once through kafka-clients' Admin: the active
  * controller, the live (registered) brokers, and every partition's replicas, ISR, {@code
- * min.insync.replicas} and the replicas a move in progress removes. A snapshot; the roller decides
- * on it.
+ * min.insync.replicas}, the replicas a move in progress removes and its size. A snapshot; the
+ * roller decides on it.
  */
 record BrokerView(
     Optional<Integer> controllerId, Set<Integer> liveBrokers, List<PartitionView> partitions) {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
-  /** One partition: the brokers holding it, those in sync, and how many must be. */
+  /**
+   * One partition: the brokers holding it, those in sync, how many must be, the replicas a move in
+   * progress removes, and its size (its largest replica's, as DescribeLogDirs gives it).
+   */
   record PartitionView(
-      String name, List<Integer> replicas, Set<Integer> isr, int minIsr, List<Integer> removing) {
-    /** A partition no reassignment is moving. */
+      String name,
+      List<Integer> replicas,
+      Set<Integer> isr,
+      int minIsr,
+      List<Integer> removing,
+      long sizeBytes) {
+    /** A partition no reassignment is moving, of no known size. */
     PartitionView(String name, List<Integer> replicas, Set<Integer> isr, int minIsr) {
-      this(name, replicas, isr, minIsr, List.of());
+      this(name, replicas, isr, minIsr, List.of(), 0);
+    }
+
+    /** A partition of no known size. */
+    PartitionView(
+        String name, List<Integer> replicas, Set<Integer> isr, int minIsr, List<Integer> removing) {
+      this(name, replicas, isr, minIsr, removing, 0);
     }
 
     /** Its replicas once a move in progress is done: the replicas less those it removes. */
@@ -97,6 +111,19 @@ record BrokerView(
               .listPartitionReassignments()
               .reassignments()
               .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      Map<TopicPartition, Long> sizes = new java.util.HashMap<>();
+      admin
+          .describeLogDirs(live)
+          .allDescriptions()
+          .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+          .values()
+          .forEach(
+              dirs ->
+                  dirs.values()
+                      .forEach(
+                          dir ->
+                              dir.replicaInfos()
+                                  .forEach((tp, info) -> sizes.merge(tp, info.size(), Math::max))));
       List<PartitionView> partitions = new ArrayList<>();
       for (TopicDescription topic : topics.values()) {
         var minIsr =
@@ -113,7 +140,8 @@ record BrokerView(
                   minIsrCount,
                   Optional.ofNullable(moving.get(new TopicPartition(topic.name(), p.partition())))
                       .map(PartitionReassignment::removingReplicas)
-                      .orElse(List.of())));
+                      .orElse(List.of()),
+                  sizes.getOrDefault(new TopicPartition(topic.name(), p.partition()), 0L)));
         }
       }
       return new BrokerView(controller, live, partitions);

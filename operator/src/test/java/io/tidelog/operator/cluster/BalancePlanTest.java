@@ -75,4 +75,53 @@ class BalancePlanTest {
     assertThat(targets).isNotEmpty();
     assertThat(targets.values()).allSatisfy(t -> assertThat(t).containsExactly(3, 1, 2));
   }
+
+  private static final long MB = 1024L * 1024;
+
+  private static Map<Integer, Long> bytes(
+      List<PartitionView> partitions, Map<TopicPartition, List<Integer>> targets) {
+    Map<Integer, Long> bytes = new HashMap<>();
+    for (PartitionView p : partitions) {
+      targets
+          .getOrDefault(p.topicPartition(), p.replicas())
+          .forEach(r -> bytes.merge(r, p.sizeBytes(), Long::sum));
+    }
+    return bytes;
+  }
+
+  @Test
+  void newBrokersGetTheirShareOfBytesAsWellAsOfReplicas() {
+    // 12 partitions of one replica on brokers 0 and 1: broker 0's are 1 GB each, broker 1's 10 MB;
+    // brokers 2 and 3 are new
+    List<PartitionView> partitions = new ArrayList<>();
+    for (int p = 0; p < 12; p++) {
+      int broker = p % 2;
+      partitions.add(
+          new PartitionView(
+              "t-" + p,
+              List.of(broker),
+              Set.of(broker),
+              1,
+              List.of(),
+              broker == 0 ? 1024 * MB : 10 * MB));
+    }
+    Map<TopicPartition, List<Integer>> targets =
+        new BalancePlan(Set.of(0, 1, 2, 3), 500).targets(brokers(4), partitions);
+
+    // every broker holds 3 replicas and 1.5 to 2 GB: by count alone broker 0 could keep 6 GB
+    assertThat(loads(partitions, targets)).isEqualTo(Map.of(0, 3, 1, 3, 2, 3, 3, 3));
+    assertThat(bytes(partitions, targets).values())
+        .allSatisfy(b -> assertThat(b).isBetween(1024 * MB, 2100 * MB));
+  }
+
+  @Test
+  void bytesWithinTheToleranceMoveNothing() {
+    List<PartitionView> partitions = new ArrayList<>();
+    for (int p = 0; p < 4; p++) {
+      partitions.add(
+          new PartitionView(
+              "t-" + p, List.of(p % 2), Set.of(p % 2), 1, List.of(), (p % 2 == 0 ? 100 : 95) * MB));
+    }
+    assertThat(new BalancePlan(Set.of(0, 1), 500).targets(brokers(2), partitions)).isEmpty();
+  }
 }
