@@ -4,8 +4,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A benchmark's hold on the brokers it measures: a script, {@code <control> <action> <broker id>},
- * that kills ({@code kill}, SIGKILL) or starts ({@code start}) one broker of Apache Kafka's or
- * Tidelog's cluster, whichever the benchmark runs against.
+ * that kills ({@code kill}, SIGKILL), starts ({@code start}), pauses ({@code pause}, SIGSTOP) or
+ * resumes ({@code resume}, SIGCONT) one broker of Apache Kafka's or Tidelog's cluster, whichever
+ * the benchmark runs against.
  */
 record ClusterControl(String script, long timeoutMs) {
   void kill(int broker) throws Exception {
@@ -14,6 +15,14 @@ record ClusterControl(String script, long timeoutMs) {
 
   void start(int broker) throws Exception {
     run("start", broker);
+  }
+
+  void pause(int broker) throws Exception {
+    run("pause", broker);
+  }
+
+  void resume(int broker) throws Exception {
+    run("resume", broker);
   }
 
   private void run(String action, int broker) throws Exception {

@@ -8,6 +8,7 @@ import io.tidelog.broker.cluster.BrokerInfo;
 import io.tidelog.broker.cluster.BrokerRegistration;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.Controller;
+import io.tidelog.broker.cluster.CrashDetector;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.PartitionReassigner;
 import io.tidelog.broker.cluster.TopicCreator;
@@ -135,6 +136,7 @@ public final class Broker implements AutoCloseable {
 
   private PeerListener peers;
   private ReplicaFetchers fetchers;
+  private CrashDetector crashes;
   private GroupCoordinator groups;
   private ProducerIds producerIds;
   private TransactionCoordinator transactions;
@@ -391,6 +393,7 @@ public final class Broker implements AutoCloseable {
   /** Follows the metadata, registers, and campaigns for controller. */
   private void join(BrokerConfig config) throws InterruptedException {
     peers = peerListener(config.listeners().interBroker(), config);
+    crashes = new CrashDetector(metadata, config.nodeId());
     fetchers =
         new ReplicaFetchers(
             vertx,
@@ -400,7 +403,8 @@ public final class Broker implements AutoCloseable {
             config.replicaFetchWaitMaxMs(),
             config.replicaFetchMaxBytes(),
             config.replicaFetchResponseMaxBytes(),
-            quotas.follower());
+            quotas.follower(),
+            crashes);
     replicas.start(fetchers);
     groups = new GroupCoordinator(config.groupConfig(), metadata, replicas, Time.SYSTEM);
     groups.start(); // before registering, so that it sees every __consumer_offsets leadership
@@ -658,6 +662,9 @@ public final class Broker implements AutoCloseable {
     }
     if (fetchers != null) {
       fetchers.close();
+    }
+    if (crashes != null) {
+      crashes.close();
     }
     if (server != null) {
       await(server.close());

@@ -341,6 +341,54 @@ class ReplicationIT {
     assertMovedOffWithNothingLostThenRejoins("failover", leader, sent);
   }
 
+  /**
+   * A killed leader's followers find its port refusing connections and end its session (issue 25):
+   * another broker leads long before the 60 s session would expire, with nothing lost; a paused
+   * leader, whose port still accepts connections, keeps its session and leadership.
+   */
+  @Test
+  void aKilledLeaderIsReplacedBeforeItsSessionExpiresAndAPausedOneIsNot() throws Exception {
+    startCluster(
+        Map.of("broker.session.timeout.ms", "60000", "auto.leader.rebalance.enable", "false"));
+    createTopic("paused", Map.of("min.insync.replicas", "2"));
+    int pausedLeader = describe("paused").leader().id();
+    brokers.get(pausedLeader).pause();
+    Thread.sleep(5000); // time for followers to time out and check the port, which must not fence
+    brokers.get(pausedLeader).resume();
+    assertThat(describe("paused").leader().id()).isEqualTo(pausedLeader);
+    assertThat(ids(describe("paused").isr())).contains(pausedLeader);
+
+    createTopic("crashed", Map.of("min.insync.replicas", "2"));
+    int leader = describe("crashed").leader().id();
+    List<String> sent = new ArrayList<>();
+    try (KafkaProducer<String, String> producer =
+        producer("all", Map.of(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000))) {
+      for (int i = 0; i < 100; i++) {
+        producer.send(new ProducerRecord<>("crashed", "r" + i)).get();
+        sent.add("r" + i);
+      }
+      long killedNanos = System.nanoTime();
+      brokers.get(leader).kill();
+      // well within the 60 s session: its end was not waited for
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .ignoreExceptions()
+          .until(
+              () -> {
+                Node now = describe("crashed").leader();
+                return now != null && now.id() != leader;
+              });
+      for (int i = 100; i < 200; i++) {
+        producer.send(new ProducerRecord<>("crashed", "r" + i)).get();
+        sent.add("r" + i);
+      }
+      System.out.printf(
+          "failover after kill -9: %d ms to the next acknowledged write%n",
+          (System.nanoTime() - killedNanos) / 1_000_000);
+    }
+    assertMovedOffWithNothingLostThenRejoins("crashed", leader, sent);
+  }
+
   @Test
   void killingTheGroupCoordinatorKeepsTheGroupAndItsCommittedOffsets() throws Exception {
     // Given a consumer group that committed offset 40 of 100 records, on replicated offsets

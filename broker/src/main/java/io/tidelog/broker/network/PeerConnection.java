@@ -192,7 +192,8 @@ public final class PeerConnection {
           }
         });
     socket.handler(parser);
-    socket.closeHandler(v -> fail(new IllegalStateException("Connection closed by the peer")));
+    // an IOException, as a reset is: the peer's end of the connection went away
+    socket.closeHandler(v -> fail(new java.net.SocketException("Connection closed by the peer")));
     socket.exceptionHandler(this::fail);
   }
 

@@ -1,11 +1,13 @@
 package io.tidelog.broker.replica;
 
 import io.tidelog.broker.cluster.BrokerInfo;
+import io.tidelog.broker.cluster.CrashDetector;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.network.PeerConnection;
 import io.tidelog.broker.network.PeerListener;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -19,7 +21,9 @@ import org.apache.kafka.common.requests.FetchResponse;
  * One leader as its follower reaches it, as Kafka's {@code RemoteLeaderEndPoint}: connects on first
  * use to the leader's endpoint on the inter-broker listener, sends Fetch requests (v12) built from
  * the partitions' positions, and drops the connection when a request fails, to connect again on the
- * next. Used only on its {@link ReplicaFetcher}'s context.
+ * next; a connection the leader's end closed or reset is reported to the {@link CrashDetector} (one
+ * never made is not: a broker that starts registers before it listens). Used only on its {@link
+ * ReplicaFetcher}'s context.
  */
 final class LeaderEndpoint {
   static final short FETCH_VERSION = 12;
@@ -30,15 +34,21 @@ final class LeaderEndpoint {
   private final PeerListener listener;
   private final MetadataStore metadata;
   private final FetchSettings settings;
+  private final CrashDetector crashes;
   private PeerConnection connection;
+
+  /** The leader as registered when {@link #connection} was made. */
+  private BrokerInfo connectedTo;
 
   LeaderEndpoint(
       int leaderId,
       Vertx vertx,
       PeerListener listener,
       MetadataStore metadata,
-      FetchSettings settings) {
+      FetchSettings settings,
+      CrashDetector crashes) {
     this.leaderId = leaderId;
+    this.crashes = crashes;
     this.vertx = vertx;
     this.listener = listener;
     this.metadata = metadata;
@@ -72,6 +82,7 @@ final class LeaderEndpoint {
           .compose(
               c -> {
                 connection = c;
+                connectedTo = broker;
                 return fetch(positions);
               });
     }
@@ -94,7 +105,19 @@ final class LeaderEndpoint {
                 FETCH_VERSION, settings.replicaId(), -1L, settings.maxWaitMs(), 1, data)
             .setMaxBytes(settings.responseMaxBytes())
             .build(FETCH_VERSION);
-    return connection.send(request).map(FetchResponse.class::cast).onFailure(e -> close());
+    return connection
+        .send(request)
+        .map(FetchResponse.class::cast)
+        .onFailure(
+            e -> {
+              BrokerInfo broker = connectedTo;
+              PeerConnection lost = connection;
+              close();
+              if (lost != null && e instanceof IOException) { // closed or reset, not refused
+                BrokerInfo.Endpoint endpoint = broker.endpoint(listener.name()).orElseThrow();
+                crashes.connectionLost(broker, endpoint.host(), endpoint.port());
+              }
+            });
   }
 
   void close() {

@@ -1,5 +1,6 @@
 package io.tidelog.broker.replica;
 
+import io.tidelog.broker.cluster.CrashDetector;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.network.PeerListener;
 import io.tidelog.broker.quota.ReplicationQuota;
@@ -11,7 +12,8 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * The follower side of replication: one {@link ReplicaFetcher} per leader this broker follows
  * partitions of, started on the first and stopped with the last. Settings are Kafka's {@code
- * replica.fetch.*}; every fetcher draws on one follower {@link ReplicationQuota}.
+ * replica.fetch.*}; every fetcher draws on one follower {@link ReplicationQuota}, and tells one
+ * {@link CrashDetector} of the connections to leaders that broke.
  */
 public final class ReplicaFetchers implements AutoCloseable {
   private final Vertx vertx;
@@ -20,6 +22,7 @@ public final class ReplicaFetchers implements AutoCloseable {
   private final FollowedPartitions followed;
   private final FetchSettings settings;
   private final ReplicationQuota quota;
+  private final CrashDetector crashes;
   private final Map<Integer, ReplicaFetcher> byLeader = new HashMap<>();
 
   public ReplicaFetchers(
@@ -30,8 +33,10 @@ public final class ReplicaFetchers implements AutoCloseable {
       int maxWaitMs,
       int partitionMaxBytes,
       int responseMaxBytes,
-      ReplicationQuota quota) {
+      ReplicationQuota quota,
+      CrashDetector crashes) {
     this.quota = quota;
+    this.crashes = crashes;
     this.vertx = vertx;
     this.listener = listener;
     this.metadata = metadata;
@@ -48,7 +53,7 @@ public final class ReplicaFetchers implements AutoCloseable {
           new ReplicaFetcher(
               leaderId,
               vertx.getOrCreateContext(),
-              new LeaderEndpoint(leaderId, vertx, listener, metadata, settings),
+              new LeaderEndpoint(leaderId, vertx, listener, metadata, settings, crashes),
               followed,
               quota);
       fetcher.add(tp);
