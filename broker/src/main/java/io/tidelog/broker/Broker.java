@@ -537,7 +537,8 @@ public final class Broker implements AutoCloseable {
                 authentications,
                 quotas.requests(),
                 List.of(quotas.produce(), quotas.fetch(), quotas.requests()),
-                registry),
+                registry,
+                replicaId -> crashes.connectionLost(replicaId, peers.name())),
             config.listenerLimits(),
             authentications,
             registry);

@@ -343,11 +343,12 @@ class ReplicationIT {
 
   /**
    * A killed leader's followers find its port refusing connections and end its session (issue 25):
-   * another broker leads long before the 60 s session would expire, with nothing lost; a paused
-   * leader, whose port still accepts connections, keeps its session and leadership.
+   * another broker leads long before the 60 s session would expire, with nothing lost; a killed
+   * follower's leader does the same; a paused leader, whose port still accepts connections, keeps
+   * its session and leadership.
    */
   @Test
-  void aKilledLeaderIsReplacedBeforeItsSessionExpiresAndAPausedOneIsNot() throws Exception {
+  void aKilledBrokerIsFencedBeforeItsSessionExpiresAndAPausedOneIsNot() throws Exception {
     startCluster(
         Map.of("broker.session.timeout.ms", "60000", "auto.leader.rebalance.enable", "false"));
     createTopic("paused", Map.of("min.insync.replicas", "2"));
@@ -387,6 +388,26 @@ class ReplicationIT {
           (System.nanoTime() - killedNanos) / 1_000_000);
     }
     assertMovedOffWithNothingLostThenRejoins("crashed", leader, sent);
+
+    // A killed follower that leads nothing, so that no follower of its own sees it go: its
+    // leader sees its fetch connection close, and acks=all writes go on without waiting for the
+    // session or replica.lag.time.max.ms to drop it from the ISR
+    TopicPartitionInfo now = describe("crashed");
+    int leadsPaused = describe("paused").leader().id();
+    int follower =
+        ids(now.isr()).stream()
+            .filter(id -> id != now.leader().id() && id != leadsPaused)
+            .findFirst()
+            .orElseThrow();
+    try (KafkaProducer<String, String> producer =
+        producer("all", Map.of(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000))) {
+      producer.send(new ProducerRecord<>("crashed", "before the follower's kill")).get();
+      brokers.get(follower).kill();
+      producer
+          .send(new ProducerRecord<>("crashed", "after the follower's kill"))
+          .get(20, java.util.concurrent.TimeUnit.SECONDS);
+    }
+    assertThat(ids(describe("crashed").isr())).doesNotContain(follower);
   }
 
   @Test

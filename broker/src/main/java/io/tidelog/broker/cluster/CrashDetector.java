@@ -21,12 +21,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Ends the session of a broker whose process died, without waiting for etcd to expire its lease
- * (issue 25). A broker whose connection to a peer broke (a follower's to its leader) asks it to
- * check: when the peer's advertised port refuses new connections {@value #PROBES} times in a row,
- * {@value #PROBE_INTERVAL_MS} ms apart, no process listens there any more, and the lease of the
- * registration that peer made (the same incarnation) is revoked. That removes its registration and
- * any controller election key on it, and the controller moves its leaderships at once, as after an
- * expired session.
+ * (issue 25). A broker whose connection with a peer broke (a follower's to its leader, a leader's
+ * from its follower) asks it to check: when the peer's advertised port refuses new connections
+ * {@value #PROBES} times in a row, {@value #PROBE_INTERVAL_MS} ms apart, no process listens there
+ * any more, and the lease of the registration that peer made (the same incarnation) is revoked.
+ * That removes its registration and any controller election key on it, and the controller moves its
+ * leaderships at once, as after an expired session.
  *
  * <p>Only an established connection that the peer's end closed or reset, followed by refused new
  * ones, is evidence: a broker that is paused, or that the network drops, neither closes nor
@@ -62,8 +62,19 @@ public final class CrashDetector implements AutoCloseable {
   }
 
   /**
-   * Tells that a connection to {@code peer}, as registered then, broke or could not be made, on its
-   * endpoint {@code host}:{@code port}.
+   * Tells that a connection with broker {@code peerId} broke, one that it made: checks its endpoint
+   * on {@code listener}, as registered now.
+   */
+  public void connectionLost(int peerId, String listener) {
+    BrokerInfo peer = store.image().brokers().get(peerId);
+    if (peer != null) {
+      peer.endpoint(listener).ifPresent(e -> connectionLost(peer, e.host(), e.port()));
+    }
+  }
+
+  /**
+   * Tells that a connection to {@code peer}, as registered then, on its endpoint {@code
+   * host}:{@code port}, broke.
    */
   public void connectionLost(BrokerInfo peer, String host, int port) {
     if (peer.id() == localId || !checking.add(peer.id())) {

@@ -93,6 +93,9 @@ final class KafkaConnection {
           closed = true;
           releaseParts();
           onClosed.run();
+          if (processor != null) {
+            processor.closed();
+          }
         });
     socket.drainHandler(v -> maybeResume());
   }

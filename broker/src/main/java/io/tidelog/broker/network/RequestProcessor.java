@@ -58,4 +58,7 @@ public interface RequestProcessor {
   interface Factory {
     RequestProcessor open(ClientChannel channel);
   }
+
+  /** Told once when the connection closed, for either side's reason. */
+  default void closed() {}
 }

@@ -78,6 +78,9 @@ final class ClientSession implements RequestProcessor {
   private long muteMs;
   private boolean oneRequestAtATime;
 
+  /** The broker that fetched as a follower on this connection, or -1. */
+  private int follower = -1;
+
   ClientSession(
       RequestDispatcher dispatcher,
       ClientChannel channel,
@@ -129,6 +132,18 @@ final class ClientSession implements RequestProcessor {
   private boolean isSaslListener() {
     return channel.protocol() == SecurityProtocol.SASL_PLAINTEXT
         || channel.protocol() == SecurityProtocol.SASL_SSL;
+  }
+
+  /** Broker {@code replicaId} fetches on this connection as a follower. */
+  void fetchedBy(int replicaId) {
+    follower = replicaId;
+  }
+
+  @Override
+  public void closed() {
+    if (follower >= 0) {
+      dispatcher.followerGone(follower);
+    }
   }
 
   /** Mutes the connection for {@code ms} after the response now being written (KIP-219). */

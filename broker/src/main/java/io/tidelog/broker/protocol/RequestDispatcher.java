@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.IntConsumer;
 import org.apache.kafka.common.message.SaslAuthenticateResponseData;
 import org.apache.kafka.common.message.SaslHandshakeResponseData;
 import org.apache.kafka.common.network.Send;
@@ -56,6 +57,7 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
   private static final Set<ApiKeys> SIZED_BY_CLUSTER = EnumSet.of(ApiKeys.METADATA);
   private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
   private final RequestMetrics metrics;
+  private final IntConsumer followerGone;
   private final Function<String, ListenerSecurity> listeners;
   private final AuthenticationMetrics authenticationMetrics;
   private final ClientQuotaManager requestQuota;
@@ -77,7 +79,9 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
       AuthenticationMetrics authenticationMetrics,
       ClientQuotaManager requestQuota,
       List<ClientQuotaManager> rateQuotas,
-      PrometheusRegistry registry) {
+      PrometheusRegistry registry,
+      IntConsumer followerGone) {
+    this.followerGone = followerGone;
     this.metrics = new RequestMetrics(registry);
     this.listeners = listeners;
     this.authenticationMetrics = authenticationMetrics;
@@ -159,6 +163,14 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
     }
   }
 
+  /**
+   * Tells of a connection that closed after broker {@code replicaId} fetched on it as a follower:
+   * if its process died, its port now refuses connections.
+   */
+  void followerGone(int replicaId) {
+    followerGone.accept(replicaId);
+  }
+
   private void serve(ApiKeys api, ApiHandler handler) {
     handlers.put(api, handler);
   }
@@ -199,6 +211,9 @@ public final class RequestDispatcher implements RequestProcessor.Factory {
       request = AbstractRequest.parseRequest(api, version, new ByteBufferAccessor(frame)).request;
     } catch (RuntimeException e) {
       return Future.failedFuture("malformed " + api + " v" + version + " request: " + e);
+    }
+    if (request instanceof FetchRequest fetch && fetch.replicaId() >= 0) {
+      session.fetchedBy(fetch.replicaId());
     }
     RequestContext client = session.contextOf(header);
     session.oneRequestAtATime(!exempt(client, request) && underRateQuota(client));
