@@ -56,6 +56,7 @@ public final class DynamicConfigs {
           "log.cleaner.backoff.ms",
           "leader.replication.throttled.rate",
           "follower.replication.throttled.rate",
+          "replica.alter.log.dirs.io.max.bytes.per.second",
           "max.connections",
           "max.connections.per.ip",
           "num.recovery.threads.per.data.dir");
