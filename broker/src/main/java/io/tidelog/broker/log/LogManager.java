@@ -523,6 +523,7 @@ public final class LogManager implements AutoCloseable {
       logs.put(tp, log);
       return log;
     } catch (IOException e) {
+      current.markOffline(); // deleted: its partition is offline until the next start finishes
       handleDirFailure(dir, e);
       throw new KafkaStorageException("Cannot open the moved log of " + tp + " in " + dir, e);
     }

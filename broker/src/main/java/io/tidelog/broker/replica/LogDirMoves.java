@@ -171,7 +171,7 @@ final class LogDirMoves {
         futures.remove(tp);
         LOG.info("{}: moved to {}", tp, future.dir());
       }
-    } catch (KafkaStorageException e) {
+    } catch (RuntimeException e) { // a directory failed, or a batch did not copy: not moved
       LOG.error("{}: the move to {} failed: {}", tp, future.dir(), e.toString());
       abandon(tp);
     }

@@ -411,7 +411,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
                   .orElseThrow(() -> notHosted(tp));
           logDirMoves.move(partition, dir, topicId);
         },
-        shard(tp));
+        shard(tp).client());
   }
 
   /**
