@@ -632,6 +632,7 @@ public final class Broker implements AutoCloseable {
             groups,
             transactions,
             leaderOffsets,
+            crashes,
             config.metricsPartitionEnable()));
   }
 

@@ -387,6 +387,13 @@ class ReplicationIT {
           "failover after kill -9: %d ms to the next acknowledged write%n",
           (System.nanoTime() - killedNanos) / 1_000_000);
     }
+    double fenced = 0;
+    for (BrokerProcess survivor : brokers.values()) {
+      if (survivor.id != leader) {
+        fenced += Scrape.of(survivor.httpPort).value("tidelog_crashed_brokers_fenced_total");
+      }
+    }
+    assertThat(fenced).as("sessions the survivors ended").isGreaterThanOrEqualTo(1);
     assertMovedOffWithNothingLostThenRejoins("crashed", leader, sent);
 
     // A killed follower that leads nothing, so that no follower of its own sees it go: its

@@ -9,6 +9,7 @@ import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import io.tidelog.broker.cluster.BrokerRegistration;
 import io.tidelog.broker.cluster.Controller;
+import io.tidelog.broker.cluster.CrashDetector;
 import io.tidelog.broker.cluster.MetadataStore;
 import io.tidelog.broker.cluster.PartitionState;
 import io.tidelog.broker.group.GroupCoordinator;
@@ -56,6 +57,7 @@ public final class BrokerCollector implements MultiCollector {
   private final Controller controller;
   private final BrokerRegistration registration;
   private final LogManager logManager;
+  private final CrashDetector crashes;
   private final GroupCoordinator groups;
   private final TransactionCoordinator transactions;
   private final LeaderOffsets leaderOffsets;
@@ -70,7 +72,9 @@ public final class BrokerCollector implements MultiCollector {
       GroupCoordinator groups,
       TransactionCoordinator transactions,
       LeaderOffsets leaderOffsets,
+      CrashDetector crashes,
       boolean perPartition) {
+    this.crashes = crashes;
     this.replicas = replicas;
     this.metadata = metadata;
     this.controller = controller;
@@ -131,6 +135,12 @@ public final class BrokerCollector implements MultiCollector {
             "tidelog_etcd_watch_resyncs",
             "Times the metadata watch ended and the metadata was read again from etcd",
             metadata.watchResyncs()));
+    out.metricSnapshot(
+        counter(
+            "tidelog_crashed_brokers_fenced",
+            "Sessions of crashed brokers (their port refusing after a connection broke) that this"
+                + " broker ended before etcd expired them",
+            crashes.revoked()));
     out.metricSnapshot(
         counter(
             "tidelog_isr_shrinks",
