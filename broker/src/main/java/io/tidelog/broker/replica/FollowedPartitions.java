@@ -19,20 +19,26 @@ interface FollowedPartitions {
   CompletableFuture<Optional<FetchPosition>> fetchPosition(TopicPartition tp, int leaderId);
 
   /**
-   * Applies what a fetch at {@code position} returned: the records, or a diverging epoch to
-   * truncate to, and the leader's high watermark and log start offset.
+   * Applies what a fetch from {@code leaderId} at {@code position} returned: the records, or a
+   * diverging epoch to truncate to, and the leader's high watermark and log start offset. Completes
+   * with where to fetch next, as {@link #fetchPosition} would answer right after.
    */
-  CompletableFuture<Void> onFetched(
+  CompletableFuture<Optional<FetchPosition>> onFetched(
       TopicPartition tp,
+      int leaderId,
       FetchPosition position,
       EpochEndOffset diverging,
       MemoryRecords records,
       long leaderHighWatermark,
       long leaderLogStartOffset);
 
-  /** A fetch at {@code position} was out of the leader's range. */
-  CompletableFuture<Void> onOutOfRange(
+  /**
+   * A fetch from {@code leaderId} at {@code position} was out of its range; completes with where to
+   * fetch next.
+   */
+  CompletableFuture<Optional<FetchPosition>> onOutOfRange(
       TopicPartition tp,
+      int leaderId,
       FetchPosition position,
       long leaderLogStartOffset,
       long leaderHighWatermark);

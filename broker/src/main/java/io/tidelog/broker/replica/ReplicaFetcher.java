@@ -3,9 +3,8 @@ package io.tidelog.broker.replica;
 import io.tidelog.broker.log.EpochEndOffset;
 import io.tidelog.broker.quota.ReplicationQuota;
 import io.vertx.core.Context;
-import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -70,7 +69,7 @@ final class ReplicaFetcher {
 
   void start() {
     running = true;
-    context.runOnContext(v -> round());
+    context.runOnContext(v -> round(Map.of()));
   }
 
   void stop() {
@@ -78,50 +77,60 @@ final class ReplicaFetcher {
   }
 
   private void later() {
-    context.runOnContext(v -> context.owner().setTimer(BACKOFF_MS, id -> round()));
+    context.runOnContext(v -> context.owner().setTimer(BACKOFF_MS, id -> round(Map.of())));
   }
 
-  private void round() {
+  /**
+   * On the context: sends the next fetch. {@code known} holds the positions that applying the last
+   * response gave, taken as they are; only the other partitions' positions are asked of their
+   * shards, so that a busy partition's next fetch leaves at once.
+   */
+  private void round(Map<TopicPartition, Optional<FetchPosition>> known) {
     if (!running) {
       leader.close();
       return;
     }
     Map<TopicPartition, CompletableFuture<Optional<FetchPosition>>> positions =
         new LinkedHashMap<>();
+    boolean asked = false;
     for (TopicPartition tp : partitions) {
-      positions.put(tp, followed.fetchPosition(tp, leaderId));
+      Optional<FetchPosition> position = known.get(tp);
+      if (position == null) {
+        positions.put(tp, followed.fetchPosition(tp, leaderId));
+        asked = true;
+      } else {
+        positions.put(tp, CompletableFuture.completedFuture(position));
+      }
     }
     if (positions.isEmpty()) {
       later();
-      return;
+    } else if (!asked) {
+      fetch(positions);
+    } else {
+      CompletableFuture.allOf(positions.values().toArray(CompletableFuture[]::new))
+          .whenComplete((v, e) -> context.runOnContext(x -> fetch(positions)));
     }
-    CompletableFuture.allOf(positions.values().toArray(CompletableFuture[]::new))
-        .whenComplete(
-            (v, e) ->
-                context.runOnContext(
-                    x -> {
-                      Map<TopicPartition, FetchPosition> ready = new LinkedHashMap<>();
-                      positions.forEach(
-                          (tp, f) -> {
-                            if (!f.isCompletedExceptionally()) {
-                              f.join().ifPresent(p -> ready.put(tp, p));
-                            }
-                          });
-                      if (quota.isExceeded()) {
-                        ready.values().removeIf(FetchPosition::holdsBackWhenExceeded);
-                      }
-                      if (ready.isEmpty()) {
-                        later();
-                      } else {
-                        fetch(ready);
-                      }
-                    }));
   }
 
-  private void fetch(Map<TopicPartition, FetchPosition> positions) {
+  /** On the context, once every position is known: fetches those that are due, or waits. */
+  private void fetch(Map<TopicPartition, CompletableFuture<Optional<FetchPosition>>> positions) {
+    Map<TopicPartition, FetchPosition> ready = new LinkedHashMap<>();
+    positions.forEach(
+        (tp, f) -> {
+          if (!f.isCompletedExceptionally()) {
+            f.join().ifPresent(p -> ready.put(tp, p));
+          }
+        });
+    if (quota.isExceeded()) {
+      ready.values().removeIf(FetchPosition::holdsBackWhenExceeded);
+    }
+    if (ready.isEmpty()) {
+      later();
+      return;
+    }
     leader
-        .fetch(positions)
-        .onSuccess(response -> apply(response, positions))
+        .fetch(ready)
+        .onSuccess(response -> apply(response, ready))
         .onFailure(
             e -> {
               if (e instanceof LeaderNotAvailableException) {
@@ -134,7 +143,7 @@ final class ReplicaFetcher {
   }
 
   private void apply(FetchResponse response, Map<TopicPartition, FetchPosition> positions) {
-    List<CompletableFuture<Void>> applied = new ArrayList<>();
+    Map<TopicPartition, CompletableFuture<Optional<FetchPosition>>> next = new LinkedHashMap<>();
     boolean[] progressed = {false};
     response
         .responseData(Map.of(), LeaderEndpoint.FETCH_VERSION)
@@ -142,24 +151,39 @@ final class ReplicaFetcher {
             (tp, data) -> {
               FetchPosition position = positions.get(tp);
               if (position != null) {
-                applied.add(applyOne(tp, position, data, progressed));
+                next.put(tp, applyOne(tp, position, data, progressed));
               }
             });
-    CompletableFuture.allOf(applied.toArray(CompletableFuture[]::new))
+    CompletableFuture.allOf(next.values().toArray(CompletableFuture[]::new))
         .whenComplete(
             (v, e) -> {
               if (e != null) {
                 LOG.warn("Applying fetched data from leader {} failed: {}", leaderId, e.toString());
               }
               if (progressed[0]) {
-                context.runOnContext(x -> round());
+                context.runOnContext(x -> round(known(next)));
               } else {
                 later();
               }
             });
   }
 
-  private CompletableFuture<Void> applyOne(
+  /** The positions that applying gave; a partition whose application failed is asked again. */
+  private static Map<TopicPartition, Optional<FetchPosition>> known(
+      Map<TopicPartition, CompletableFuture<Optional<FetchPosition>>> applied) {
+    Map<TopicPartition, Optional<FetchPosition>> known = new HashMap<>();
+    applied.forEach(
+        (tp, f) -> {
+          Optional<FetchPosition> position = f.isCompletedExceptionally() ? null : f.join();
+          if (position != null) {
+            known.put(tp, position);
+          }
+        });
+    return known;
+  }
+
+  /** Applies one partition's answer; completes with its next position, or null to ask for it. */
+  private CompletableFuture<Optional<FetchPosition>> applyOne(
       TopicPartition tp, FetchPosition position, PartitionData data, boolean[] progressed) {
     Errors error = Errors.forCode(data.errorCode());
     switch (error) {
@@ -175,6 +199,7 @@ final class ReplicaFetcher {
                     data.divergingEpoch().epoch(), data.divergingEpoch().endOffset());
         return followed.onFetched(
             tp,
+            leaderId,
             position,
             diverging,
             (MemoryRecords) data.records(),
@@ -183,11 +208,12 @@ final class ReplicaFetcher {
       }
       case OFFSET_OUT_OF_RANGE -> {
         progressed[0] = true;
-        return followed.onOutOfRange(tp, position, data.logStartOffset(), data.highWatermark());
+        return followed.onOutOfRange(
+            tp, leaderId, position, data.logStartOffset(), data.highWatermark());
       }
       default -> {
         LOG.debug("{}: leader {} answered {}", tp, leaderId, error);
-        return CompletableFuture.completedFuture(null);
+        return CompletableFuture.completedFuture(null); // asked again, after the backoff if alone
       }
     }
   }

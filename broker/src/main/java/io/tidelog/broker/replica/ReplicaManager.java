@@ -717,12 +717,14 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
 
   @Override
   public CompletableFuture<Optional<FetchPosition>> fetchPosition(TopicPartition tp, int leaderId) {
-    return onPartition(
-        tp,
-        p ->
-            p.isLeader() || p.leaderId() != leaderId
-                ? Optional.empty()
-                : Optional.of(p.fetchPosition(throttles(followerThrottled, tp))));
+    return onPartition(tp, p -> nextFetch(p, leaderId));
+  }
+
+  /** On the shard: where {@code p}'s follower fetches from {@code leaderId} next, if it does. */
+  private Optional<FetchPosition> nextFetch(Partition p, int leaderId) {
+    return p.isLeader() || p.leaderId() != leaderId
+        ? Optional.empty()
+        : Optional.of(p.fetchPosition(throttles(followerThrottled, p.tp)));
   }
 
   private void throttle(Map<String, ThrottledReplicas> throttled, String topic, String value) {
@@ -750,8 +752,9 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   }
 
   @Override
-  public CompletableFuture<Void> onFetched(
+  public CompletableFuture<Optional<FetchPosition>> onFetched(
       TopicPartition tp,
+      int leaderId,
       FetchPosition position,
       EpochEndOffset diverging,
       MemoryRecords records,
@@ -767,13 +770,14 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
               leaderHighWatermark,
               leaderLogStartOffset);
           changed(tp);
-          return null;
+          return nextFetch(p, leaderId);
         });
   }
 
   @Override
-  public CompletableFuture<Void> onOutOfRange(
+  public CompletableFuture<Optional<FetchPosition>> onOutOfRange(
       TopicPartition tp,
+      int leaderId,
       FetchPosition position,
       long leaderLogStartOffset,
       long leaderHighWatermark) {
@@ -786,7 +790,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
               leaderLogStartOffset,
               leaderHighWatermark);
           changed(tp);
-          return null;
+          return nextFetch(p, leaderId);
         });
   }
 
