@@ -112,7 +112,7 @@ public final class EndToEndLatency {
   }
 
   /** The {@code q} quantile of {@code sorted} nanoseconds, in milliseconds (nearest rank). */
-  private static double percentile(long[] sorted, double q) {
+  static double percentile(long[] sorted, double q) {
     int rank = (int) Math.ceil(q * sorted.length);
     return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))] / 1e6;
   }
