@@ -368,6 +368,38 @@ class ProtocolIT {
   }
 
   @Test
+  void aPartitionGetsTheWholeBatchesThatFitWhatTheFetchBudgetLeavesIt() throws Exception {
+    // Given a 2 KiB batch on one partition, and two on the next (partitions are read at once, each
+    // within the whole budget, then trimmed in request order)
+    send(SampleRequests.createTopics("budget-left", 2));
+    TopicPartition p0 = new TopicPartition("budget-left", 0);
+    TopicPartition p1 = new TopicPartition("budget-left", 1);
+    produceOne(p0, "a".repeat(2048));
+    produceOne(p1, "b".repeat(2048));
+    produceOne(p1, "c".repeat(2048));
+    Map<TopicPartition, Long> offsets = new java.util.LinkedHashMap<>();
+    offsets.put(p0, 0L);
+    offsets.put(p1, 0L);
+    int batch =
+        FetchResponse.recordsSize(
+            ((FetchResponse) send(fetch(0, 1, 1 << 20, Map.of(p0, 0L))))
+                .data()
+                .responses()
+                .get(0)
+                .partitions()
+                .get(0));
+
+    // When a fetch allows both partitions two batches and a half in all
+    FetchResponse response = (FetchResponse) send(fetch(0, 1, 2 * batch + batch / 2, offsets));
+
+    // Then the first gets its batch, the second only the one of its two that fits what is left
+    var partitions = response.data().responses().get(0).partitions();
+    assertThat(FetchResponse.recordsSize(partitions.get(0))).isEqualTo(batch);
+    assertThat(FetchResponse.recordsSize(partitions.get(1))).isEqualTo(batch);
+    assertThat(partitions.get(1).highWatermark()).isEqualTo(2);
+  }
+
+  @Test
   void aLongPollReturnsAsSoonAsDataArrives() throws Exception {
     // Given an empty partition and a fetch that waits up to 10 s for one byte
     send(SampleRequests.createTopics("long-poll", 1));

@@ -34,6 +34,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
+import java.util.function.IntConsumer;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -576,33 +577,61 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
                               .read(params, wanted)
                               .thenApply(FetchReader.Reads::partitions));
               fetchPurgatory.watch(delayed, delayed.keys(), leftMs);
-              recheck(delayed, wanted);
+              recheck(delayed);
               return delayed.result();
+            })
+        .thenApply(
+            answer -> {
+              if (params.byFollower()) {
+                countAgainstLeaderThrottle(answer);
+              }
+              return answer;
             });
   }
 
   /**
-   * Checks {@code delayed} on each of its partitions once, one task per shard, for the changes
-   * between its first read and its watch, which woke nobody.
+   * Checks {@code delayed} on each of its partitions once, for the changes between its first read
+   * and its watch, which woke nobody.
    */
-  private void recheck(DelayedFetch delayed, List<PartitionFetch> wanted) {
-    Map<Shard, List<TopicPartition>> byShard = new HashMap<>();
-    for (PartitionFetch partition : wanted) {
-      byShard.computeIfAbsent(shard(partition.tp()), s -> new ArrayList<>()).add(partition.tp());
+  private void recheck(DelayedFetch delayed) {
+    List<TopicPartition> keys = delayed.keys();
+    onShards(
+        keys,
+        false,
+        i -> {
+          if (!delayed.isCompleted()) {
+            delayed.tryComplete(keys.get(i));
+          }
+        });
+  }
+
+  /** What a follower's answer carries of throttled replicas counts against the leader throttle. */
+  private void countAgainstLeaderThrottle(List<FetchedPartition> answer) {
+    for (FetchedPartition partition : answer) {
+      if (partition.bytes() > 0 && throttles(leaderThrottled, partition.tp())) {
+        leaderQuota.record(partition.bytes());
+      }
     }
+  }
+
+  /**
+   * Calls {@code work} with each index of {@code tps}, on that partition's shard, the indexes of
+   * one shard in one task: a request's partitions cost one hop per shard, in parallel, rather than
+   * one per partition. The broker's own work when {@code ownWork}, else a client's; {@code work}
+   * must not throw. Completes once every call returned.
+   */
+  CompletableFuture<Void> onShards(List<TopicPartition> tps, boolean ownWork, IntConsumer work) {
+    Map<Shard, List<Integer>> byShard = new HashMap<>();
+    for (int i = 0; i < tps.size(); i++) {
+      byShard.computeIfAbsent(shard(tps.get(i)), s -> new ArrayList<>()).add(i);
+    }
+    List<CompletableFuture<Void>> tasks = new ArrayList<>(byShard.size());
     byShard.forEach(
-        (shard, keys) ->
-            shard
-                .client()
-                .execute(
-                    () -> {
-                      for (TopicPartition tp : keys) {
-                        if (delayed.isCompleted()) {
-                          return;
-                        }
-                        delayed.tryComplete(tp);
-                      }
-                    }));
+        (shard, indexes) ->
+            tasks.add(
+                CompletableFuture.runAsync(
+                    () -> indexes.forEach(work::accept), ownWork ? shard : shard.client())));
+    return CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new));
   }
 
   /**
@@ -651,21 +680,18 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   }
 
   /**
-   * A consumer's read from {@code offset}: only what lies below the high watermark, or below the
-   * last stable offset for {@code read_committed}.
+   * On {@code tp}'s shard: a consumer's read from {@code offset}: only what lies below the high
+   * watermark, or below the last stable offset for {@code read_committed}.
    */
-  CompletableFuture<PartitionRead> read(
+  PartitionRead readForConsumer(
       TopicPartition tp,
       long offset,
       int maxBytes,
       int currentLeaderEpoch,
       IsolationLevel isolation) {
-    return forClient(
-        tp,
-        p -> {
-          p.checkLeader(currentLeaderEpoch);
-          return p.readAsConsumer(offset, maxBytes, isolation);
-        });
+    Partition p = hosted(tp);
+    p.checkLeader(currentLeaderEpoch);
+    return p.readAsConsumer(offset, maxBytes, isolation);
   }
 
   /**
@@ -678,41 +704,34 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     return onLeader(tp, p -> p.readToLogEnd(offset, maxBytes));
   }
 
-  /** A follower's fetch: records its progress, and reads up to the log end. */
-  CompletableFuture<PartitionRead> readForFollower(
+  /** On {@code tp}'s shard: a follower's fetch: records its progress, reads up to the log end. */
+  PartitionRead readForFollower(
       TopicPartition tp,
       int replicaId,
       long fetchOffset,
       int lastFetchedEpoch,
       int currentLeaderEpoch,
       int maxBytes) {
-    return onPartition(
-        tp,
-        p -> {
-          boolean throttled = throttles(leaderThrottled, tp);
-          Partition.FollowerRead read =
-              p.readForFollower(
-                  replicaId,
-                  fetchOffset,
-                  lastFetchedEpoch,
-                  currentLeaderEpoch,
-                  maxBytes,
-                  withheld(p, throttled, replicaId),
-                  System.currentTimeMillis());
-          if (throttled && read.read() != null) {
-            leaderQuota.record(read.read().records().sizeInBytes());
-          }
-          changed(tp);
-          maybeChangeIsr(p);
-          return new PartitionRead(
-              read.read(),
-              read.divergingEpoch(),
-              read.highWatermark(),
-              p.logStartOffset(),
-              p.logEndOffset(),
-              p.lastStableOffset(),
-              null);
-        });
+    Partition p = hosted(tp);
+    Partition.FollowerRead read =
+        p.readForFollower(
+            replicaId,
+            fetchOffset,
+            lastFetchedEpoch,
+            currentLeaderEpoch,
+            maxBytes,
+            withheld(p, throttles(leaderThrottled, tp), replicaId),
+            System.currentTimeMillis());
+    changed(tp);
+    maybeChangeIsr(p);
+    return new PartitionRead(
+        read.read(),
+        read.divergingEpoch(),
+        read.highWatermark(),
+        p.logStartOffset(),
+        p.logEndOffset(),
+        p.lastStableOffset(),
+        null);
   }
 
   @Override
@@ -911,12 +930,17 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   }
 
   public CompletableFuture<PartitionOffsets> offsets(TopicPartition tp) {
-    return forClient(
-        tp,
-        p -> {
-          p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
-          return new PartitionOffsets(p.logStartOffset(), p.highWatermark(), p.lastStableOffset());
-        });
+    return forClient(tp, p -> leaderOffsets(p));
+  }
+
+  /** On {@code tp}'s shard: the offsets that bound a consumer's reads of {@code tp} here. */
+  PartitionOffsets leaderOffsets(TopicPartition tp) {
+    return leaderOffsets(hosted(tp));
+  }
+
+  private static PartitionOffsets leaderOffsets(Partition p) {
+    p.checkLeader(RecordBatch.NO_PARTITION_LEADER_EPOCH);
+    return new PartitionOffsets(p.logStartOffset(), p.highWatermark(), p.lastStableOffset());
   }
 
   /**
@@ -1035,15 +1059,16 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
 
   private <T> CompletableFuture<T> onPartition(
       TopicPartition tp, Function<Partition, T> work, Executor executor) {
-    return CompletableFuture.supplyAsync(
-        () -> {
-          Partition partition = partitions.get(tp);
-          if (partition == null) {
-            throw notHosted(tp);
-          }
-          return work.apply(partition);
-        },
-        executor);
+    return CompletableFuture.supplyAsync(() -> work.apply(hosted(tp)), executor);
+  }
+
+  /** The partition hosted here; throws when there is none. */
+  private Partition hosted(TopicPartition tp) {
+    Partition partition = partitions.get(tp);
+    if (partition == null) {
+      throw notHosted(tp);
+    }
+    return partition;
   }
 
   private RuntimeException notHosted(TopicPartition tp) {
