@@ -24,14 +24,17 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * synchronously with {@code linger.ms=0}, one consumer of the same partition polling with {@code
  * fetch.max.wait.ms=0}; each message is timed from the send to the poll that returns it), but timed
  * in nanoseconds rather than whole milliseconds, so that percentiles of a millisecond or two can be
- * told apart. The first {@value #WARM_UP} messages warm both clients up and are not counted.
+ * told apart. Messages sent in the first {@code WARM_UP} (20 s) are not counted: they warm up the
+ * clients and the brokers, whose JIT compilers otherwise take a core of this machine's two for the
+ * first ten seconds or so and set the percentiles (p99 twice the steady state's), as {@link
+ * ProduceLatency}'s warm-up does for it.
  *
  * <p>Usage: {@code EndToEndLatency <bootstrap> <topic> <messages> <acks> <recordBytes>
  * [client.properties]}; the topic's partition 0 is used. Prints one line: {@code avg A p50 B p99 C
  * p99.9 D (ms)}.
  */
 public final class EndToEndLatency {
-  private static final int WARM_UP = 200;
+  private static final Duration WARM_UP = Duration.ofSeconds(20);
   private static final Duration POLL_TIMEOUT = Duration.ofSeconds(60);
 
   private EndToEndLatency() {}
@@ -73,18 +76,12 @@ public final class EndToEndLatency {
       consumer.assign(List.of(partition));
       consumer.seekToEnd(List.of(partition));
       consumer.position(partition);
-      for (int i = -WARM_UP; i < messages; i++) {
-        ThreadLocalRandom.current().nextBytes(value);
-        long start = System.nanoTime();
-        producer.send(new ProducerRecord<>(topic, 0, null, value)).get();
-        ConsumerRecord<byte[], byte[]> received = next(consumer);
-        long elapsed = System.nanoTime() - start;
-        if (!Arrays.equals(received.value(), value)) {
-          throw new IllegalStateException("message " + i + " came back different");
-        }
-        if (i >= 0) {
-          nanos[i] = elapsed;
-        }
+      long warm = System.nanoTime() + WARM_UP.toNanos();
+      while (System.nanoTime() < warm) {
+        roundTrip(producer, consumer, topic, value);
+      }
+      for (int i = 0; i < messages; i++) {
+        nanos[i] = roundTrip(producer, consumer, topic, value);
       }
     }
     Arrays.sort(nanos);
@@ -92,6 +89,24 @@ public final class EndToEndLatency {
     System.out.printf(
         "avg %.3f p50 %.3f p99 %.3f p99.9 %.3f (ms)%n",
         avg / 1e6, percentile(nanos, 0.5), percentile(nanos, 0.99), percentile(nanos, 0.999));
+  }
+
+  /** Sends one random value and polls until it comes back; returns the nanoseconds that took. */
+  private static long roundTrip(
+      KafkaProducer<byte[], byte[]> producer,
+      KafkaConsumer<byte[], byte[]> consumer,
+      String topic,
+      byte[] value)
+      throws Exception {
+    ThreadLocalRandom.current().nextBytes(value);
+    long start = System.nanoTime();
+    producer.send(new ProducerRecord<>(topic, 0, null, value)).get();
+    ConsumerRecord<byte[], byte[]> received = next(consumer);
+    long elapsed = System.nanoTime() - start;
+    if (!Arrays.equals(received.value(), value)) {
+      throw new IllegalStateException("a message came back different");
+    }
+    return elapsed;
   }
 
   /** The one record the next polls return; more than one is an error, as in Kafka's tool. */
