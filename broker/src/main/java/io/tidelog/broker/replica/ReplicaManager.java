@@ -572,10 +572,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
                       wanted,
                       first.bytes(),
                       partition -> bytesAvailable(params, partition),
-                      () ->
-                          fetchReader
-                              .read(params, wanted)
-                              .thenApply(FetchReader.Reads::partitions));
+                      again -> readAgain(params, wanted, first.partitions(), again));
               fetchPurgatory.watch(delayed, delayed.keys(), leftMs);
               recheck(delayed);
               return delayed.result();
@@ -584,6 +581,34 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
             answer -> {
               if (params.byFollower()) {
                 countAgainstLeaderThrottle(answer);
+              }
+              return answer;
+            });
+  }
+
+  /**
+   * A waiting fetch's answer: the partitions at {@code indexes} read again (every partition when
+   * null), the others as {@code first} read them, in request order.
+   */
+  private CompletableFuture<List<FetchedPartition>> readAgain(
+      FetchParams params,
+      List<PartitionFetch> wanted,
+      List<FetchedPartition> first,
+      List<Integer> indexes) {
+    if (indexes == null) {
+      return fetchReader.read(params, wanted).thenApply(FetchReader.Reads::partitions);
+    }
+    if (indexes.isEmpty()) {
+      return CompletableFuture.completedFuture(first);
+    }
+    List<PartitionFetch> changed = indexes.stream().map(wanted::get).toList();
+    return fetchReader
+        .read(params, changed)
+        .thenApply(
+            reads -> {
+              List<FetchedPartition> answer = new ArrayList<>(first);
+              for (int k = 0; k < indexes.size(); k++) {
+                answer.set(indexes.get(k), reads.partitions().get(k));
               }
               return answer;
             });
@@ -600,7 +625,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
         false,
         i -> {
           if (!delayed.isCompleted()) {
-            delayed.tryComplete(keys.get(i));
+            delayed.recheck(keys.get(i));
           }
         });
   }
@@ -713,6 +738,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
       int currentLeaderEpoch,
       int maxBytes) {
     Partition p = hosted(tp);
+    long highWatermark = p.highWatermark();
     Partition.FollowerRead read =
         p.readForFollower(
             replicaId,
@@ -722,7 +748,9 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
             maxBytes,
             withheld(p, throttles(leaderThrottled, tp), replicaId),
             System.currentTimeMillis());
-    changed(tp);
+    if (p.highWatermark() != highWatermark) {
+      changed(tp); // what waits on a follower's progress waits on the high watermark
+    }
     maybeChangeIsr(p);
     return new PartitionRead(
         read.read(),
