@@ -344,6 +344,15 @@ class ProtocolIT {
         .isZero();
   }
 
+  /** Fetch offsets of 0 for {@code tps}, in their order. */
+  private static Map<TopicPartition, Long> fromStart(TopicPartition... tps) {
+    Map<TopicPartition, Long> offsets = new java.util.LinkedHashMap<>();
+    for (TopicPartition tp : tps) {
+      offsets.put(tp, 0L);
+    }
+    return offsets;
+  }
+
   @Test
   void fetchHonoursMaxBytesAcrossPartitionsAndAnswersEveryPartition() throws Exception {
     // Given two partitions with a 2 KiB batch each; when a fetch allows 100 bytes in all
@@ -352,9 +361,7 @@ class ProtocolIT {
     TopicPartition p1 = new TopicPartition("budget", 1);
     produceOne(p0, "a".repeat(2048));
     produceOne(p1, "b".repeat(2048));
-    Map<TopicPartition, Long> offsets = new java.util.LinkedHashMap<>();
-    offsets.put(p0, 0L);
-    offsets.put(p1, 0L);
+    Map<TopicPartition, Long> offsets = fromStart(p0, p1);
 
     FetchResponse response = (FetchResponse) send(fetch(0, 1, 100, offsets));
 
@@ -377,9 +384,7 @@ class ProtocolIT {
     produceOne(p0, "a".repeat(2048));
     produceOne(p1, "b".repeat(2048));
     produceOne(p1, "c".repeat(2048));
-    Map<TopicPartition, Long> offsets = new java.util.LinkedHashMap<>();
-    offsets.put(p0, 0L);
-    offsets.put(p1, 0L);
+    Map<TopicPartition, Long> offsets = fromStart(p0, p1);
     int batch =
         FetchResponse.recordsSize(
             ((FetchResponse) send(fetch(0, 1, 1 << 20, Map.of(p0, 0L))))
@@ -439,9 +444,7 @@ class ProtocolIT {
     send(SampleRequests.createTopics("min-bytes", 2));
     TopicPartition p0 = new TopicPartition("min-bytes", 0);
     TopicPartition p1 = new TopicPartition("min-bytes", 1);
-    Map<TopicPartition, Long> offsets = new java.util.LinkedHashMap<>();
-    offsets.put(p0, 0L);
-    offsets.put(p1, 0L);
+    Map<TopicPartition, Long> offsets = fromStart(p0, p1);
     var pending =
         java.util.concurrent.CompletableFuture.supplyAsync(
             () -> {
