@@ -24,6 +24,7 @@ import io.tidelog.broker.log.LogConfig;
 import io.tidelog.broker.log.LogManager;
 import io.tidelog.broker.metrics.BrokerCollector;
 import io.tidelog.broker.metrics.HttpEndpoints;
+import io.tidelog.broker.metrics.HttpPort;
 import io.tidelog.broker.metrics.MetricsEndpoint;
 import io.tidelog.broker.network.AuthenticationMetrics;
 import io.tidelog.broker.network.PeerListener;
@@ -65,7 +66,6 @@ import io.tidelog.broker.txn.TransactionCoordinator;
 import io.tidelog.broker.txn.TransactionVerifier;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpServer;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
@@ -148,7 +148,7 @@ public final class Broker implements AutoCloseable {
   private Controller controller;
   private BrokerRegistration registration;
   private SocketServer server;
-  private HttpServer http;
+  private HttpPort http;
   private volatile boolean ready;
 
   private Broker(
@@ -224,13 +224,13 @@ public final class Broker implements AutoCloseable {
             .orElseGet(() -> Authorization.none(registry));
     BoundListeners listeners = new BoundListeners(config, scram);
     Vertx vertx = Vertx.vertx();
-    HttpServer starting;
+    HttpPort http;
     MetadataStore metadata;
     LogManager logManager;
     DynamicBrokerConfig dynamicConfig = new DynamicBrokerConfig(config);
     EffectiveTopicConfigs topicConfigs = new EffectiveTopicConfigs(dynamicConfig::topicDefaults);
     try {
-      starting = await(startingHealth(vertx, config));
+      http = await(HttpPort.listen(vertx, config.httpPort(), config.httpHost()));
       metadata = connectToEtcd(config);
       // First, so that every later listener of an image sees the broker config that goes with it
       metadata.addListener(
@@ -345,9 +345,9 @@ public final class Broker implements AutoCloseable {
             topicConfigs);
     // As in Kafka, clients are served only once the broker is registered: before that it could not
     // place the replicas of a topic that a client's Metadata request creates
+    broker.http = http;
     try {
       broker.join(config);
-      await(starting.close());
       broker.listen(config);
     } catch (Exception e) {
       broker.close(); // revokes a registration it made: a broker that cannot serve must not lead
@@ -355,22 +355,6 @@ public final class Broker implements AutoCloseable {
     }
     broker.ready = true;
     return broker;
-  }
-
-  /**
-   * The health port until the broker serves: {@code /healthz} answers (alive) and everything else
-   * 503 (not ready). Waiting for etcd and recovering the logs may take minutes; meanwhile
-   * Kubernetes must neither restart the pod in a loop nor send it clients.
-   */
-  private static Future<HttpServer> startingHealth(Vertx vertx, BrokerConfig config) {
-    return vertx
-        .createHttpServer(HttpEndpoints.serverOptions())
-        .requestHandler(
-            request -> {
-              boolean alive = request.path().equals("/healthz");
-              request.response().setStatusCode(alive ? 200 : 503).end(alive ? "ok" : "starting");
-            })
-        .listen(config.httpPort(), config.httpHost());
   }
 
   /**
@@ -545,18 +529,16 @@ public final class Broker implements AutoCloseable {
     exportMetrics(config);
     MetricsEndpoint metricsEndpoint = new MetricsEndpoint(vertx, registry);
     await(listeners.serve(vertx, server, dynamicConfig));
-    http =
-        await(
-            new HttpEndpoints(
-                    vertx,
-                    metricsEndpoint,
-                    replicas,
-                    metadata,
-                    groups,
-                    leaderOffsets,
-                    config.httpStatusRemoteEnable(),
-                    () -> ready)
-                .listen(config.httpPort(), config.httpHost()));
+    http.serve(
+        new HttpEndpoints(
+            vertx,
+            metricsEndpoint,
+            replicas,
+            metadata,
+            groups,
+            leaderOffsets,
+            config.httpStatusRemoteEnable(),
+            () -> ready));
     vertx.setPeriodic(RETENTION_CHECK_INTERVAL_MS, id -> replicas.runLogMaintenance());
     if (config.logCleanerEnable()) {
       startLogCleaner(dynamicConfig.current());

@@ -1,8 +1,15 @@
 package io.tidelog.broker;
 
+import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -69,12 +77,50 @@ class EtcdAtStartIT {
       assertThat(broker.log())
           .contains("Cannot read cluster metadata from etcd at [" + etcd.endpoint() + "]");
 
-      // and once etcd is back, it joins and serves the records it had.
-      etcd.start();
-      broker.awaitListening();
-      await().atMost(Duration.ofSeconds(30)).until(() -> status(broker, "/readyz") == 200);
+      // and once etcd is back, it joins and serves the records it had,
+      try (Socket probe = new Socket(InetAddress.getLoopbackAddress(), broker.httpPort)) {
+        assertThat(get(probe, "/readyz")).isEqualTo(503);
+        etcd.start();
+        broker.awaitListening();
+        // answering on a connection opened while it started: it never let go of its HTTP port.
+        await().atMost(Duration.ofSeconds(30)).until(() -> get(probe, "/readyz") == 200);
+      }
       assertThat(consumeAll(bootstrap, 10)).containsExactly(expected(10));
     }
+  }
+
+  /** The status of a GET of {@code path} sent on the kept-alive HTTP/1.1 connection {@code to}. */
+  private static int get(Socket to, String path) throws IOException {
+    to.setSoTimeout(5_000);
+    OutputStream out = to.getOutputStream();
+    out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").getBytes(US_ASCII));
+    out.flush();
+    InputStream in = to.getInputStream();
+    String statusLine = line(in);
+    int length = 0;
+    for (String header = line(in); !header.isEmpty(); header = line(in)) {
+      if (header.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+        length = Integer.parseInt(header.substring("content-length:".length()).trim());
+      }
+    }
+    in.readNBytes(length);
+    return Integer.parseInt(statusLine.split(" ")[1]);
+  }
+
+  private static String line(InputStream in) throws IOException {
+    StringBuilder line = new StringBuilder();
+    for (int c = in.read(); c != '\n'; c = in.read()) {
+      if (c < 0) {
+        throw new EOFException("the broker closed the connection");
+      }
+      if (line.length() == 8192) {
+        throw new IOException("an HTTP line longer than 8 KiB");
+      }
+      if (c != '\r') {
+        line.append((char) c);
+      }
+    }
+    return line.toString();
   }
 
   private static int status(BrokerProcess broker, String path) {

@@ -9,9 +9,8 @@ import io.tidelog.broker.replica.LeaderOffsets;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.replica.ReplicaStatus;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpServer;
-import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import java.util.Comparator;
 import java.util.List;
@@ -19,13 +18,13 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 /**
- * The broker's HTTP port: {@code /metrics}, {@code /healthz} (alive), {@code /readyz} (serving),
- * and the status pages {@code /status} and {@code /lag}, which name topics, groups and replica
- * state and so answer only loopback clients unless {@code tidelog.http.status.remote.enable} is
- * set. Runs on its event loop; the pages' data comes from the shards and the group coordinator as
- * futures.
+ * The routes of the broker's HTTP port once it serves: {@code /metrics}, {@code /healthz} (alive),
+ * {@code /readyz} (serving), and the status pages {@code /status} and {@code /lag}, which name
+ * topics, groups and replica state and so answer only loopback clients unless {@code
+ * tidelog.http.status.remote.enable} is set. Runs on its event loop; the pages' data comes from the
+ * shards and the group coordinator as futures.
  */
-public final class HttpEndpoints {
+public final class HttpEndpoints implements Handler<HttpServerRequest> {
   private final Vertx vertx;
   private final MetricsEndpoint metrics;
   private final ReplicaManager replicas;
@@ -54,21 +53,8 @@ public final class HttpEndpoints {
     this.ready = ready;
   }
 
-  /** Serves the routes on {@code host}:{@code port}. */
-  public Future<HttpServer> listen(int port, String host) {
-    return vertx.createHttpServer(serverOptions()).requestHandler(this::route).listen(port, host);
-  }
-
-  /**
-   * HTTP/1.1 only, what Prometheus and the kubelet speak: no h2c upgrade, which Vert.x grants by
-   * default to a client that asks (Java's HttpClient asks on every {@code http://} request), and
-   * whose answers such a client has been seen to misread as HTTP/2 frames.
-   */
-  public static HttpServerOptions serverOptions() {
-    return new HttpServerOptions().setHttp2ClearTextEnabled(false);
-  }
-
-  private void route(HttpServerRequest request) {
+  @Override
+  public void handle(HttpServerRequest request) {
     switch (request.path()) {
       case "/metrics" -> metrics.handle(request);
       case "/healthz" -> request.response().end("ok");
