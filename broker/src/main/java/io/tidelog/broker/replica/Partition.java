@@ -648,6 +648,7 @@ final class Partition {
         log.logEndOffset(),
         log.latestEpoch(),
         log.logStartOffset(),
+        highWatermark,
         throttled,
         caughtUp);
   }

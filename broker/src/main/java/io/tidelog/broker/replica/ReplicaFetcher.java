@@ -24,10 +24,11 @@ import org.slf4j.LoggerFactory;
  * loop of Fetch requests to its {@link LeaderEndpoint}, carrying each partition's fetch offset (its
  * LEO), current leader epoch and last fetched epoch, so that the leader can report a diverging
  * epoch. Each response is applied to the {@link FollowedPartitions}, on the partitions' shards,
- * before the next request; the leader's long poll ({@code replica.fetch.wait.max.ms}) paces the
- * loop when idle. While the follower {@link ReplicationQuota} is exceeded, a throttled partition
- * that is behind is left out of the request, as Kafka's {@code shouldFollowerThrottle} does; what
- * throttled partitions fetch counts against it.
+ * before the next request (a partition whose answer changes nothing, as most of an idle cluster's
+ * do, is not sent to its shard); the leader's long poll ({@code replica.fetch.wait.max.ms}) paces
+ * the loop when idle. While the follower {@link ReplicationQuota} is exceeded, a throttled
+ * partition that is behind is left out of the request, as Kafka's {@code shouldFollowerThrottle}
+ * does; what throttled partitions fetch counts against it.
  */
 final class ReplicaFetcher {
   private static final int BACKOFF_MS = 500;
@@ -38,6 +39,12 @@ final class ReplicaFetcher {
   private final FollowedPartitions followed;
   private final ReplicationQuota quota;
   private final Set<TopicPartition> partitions = ConcurrentHashMap.newKeySet();
+
+  /**
+   * Partitions added since the last round: their positions are asked of their shards, never taken
+   * from an answer to a fetch sent before they were (re)added.
+   */
+  private final Set<TopicPartition> added = ConcurrentHashMap.newKeySet();
 
   /** The event-loop context the fetch loop and its leader's connection live on. */
   private final Context context;
@@ -58,12 +65,14 @@ final class ReplicaFetcher {
   }
 
   void add(TopicPartition tp) {
+    added.add(tp);
     partitions.add(tp);
   }
 
   /** Stops fetching {@code tp}; returns whether no partition is left. */
   boolean remove(TopicPartition tp) {
     partitions.remove(tp);
+    added.remove(tp);
     return partitions.isEmpty();
   }
 
@@ -94,7 +103,7 @@ final class ReplicaFetcher {
         new LinkedHashMap<>();
     boolean asked = false;
     for (TopicPartition tp : partitions) {
-      Optional<FetchPosition> position = known.get(tp);
+      Optional<FetchPosition> position = added.remove(tp) ? null : known.get(tp);
       if (position == null) {
         positions.put(tp, followed.fetchPosition(tp, leaderId));
         asked = true;
@@ -189,14 +198,20 @@ final class ReplicaFetcher {
     switch (error) {
       case NONE -> {
         progressed[0] = true;
+        int bytes = data.records() == null ? 0 : data.records().sizeInBytes();
         if (position.throttled()) {
-          quota.record(data.records().sizeInBytes());
+          quota.record(bytes);
         }
         EpochEndOffset diverging =
             data.divergingEpoch().epoch() < 0
                 ? null
                 : new EpochEndOffset(
                     data.divergingEpoch().epoch(), data.divergingEpoch().endOffset());
+        if (position.unchangedBy(
+            bytes, diverging != null, data.highWatermark(), data.logStartOffset())) {
+          // an idle partition's answer costs its shard no hop
+          return CompletableFuture.completedFuture(Optional.of(position));
+        }
         return followed.onFetched(
             tp,
             leaderId,
