@@ -23,10 +23,12 @@ import org.slf4j.LoggerFactory;
  * Ends the session of a broker whose process died, without waiting for etcd to expire its lease
  * (issue 25). A broker whose connection with a peer broke (a follower's to its leader, a leader's
  * from its follower) asks it to check: when the peer's advertised port refuses new connections
- * {@value #PROBES} times in a row, {@value #PROBE_INTERVAL_MS} ms apart, no process listens there
- * any more, and the lease of the registration that peer made (the same incarnation) is revoked.
- * That removes its registration and any controller election key on it, and the controller moves its
- * leaderships at once, as after an expired session.
+ * {@value #PROBES} times in a row, {@value #PROBE_INTERVAL_MS} ms apart, within {@value #ATTEMPTS}
+ * attempts, no process listens there any more, and the lease of the registration that peer made
+ * (the same incarnation) is revoked. That removes its registration and any controller election key
+ * on it, and the controller moves its leaderships at once, as after an expired session. The first
+ * attempts may still find the port open: a killed process's sockets close one by one as the kernel
+ * tears it down, so its leader can see the connection close before the listening socket does.
  *
  * <p>Only an established connection that the peer's end closed or reset, followed by refused new
  * ones, is evidence: a broker that is paused, or that the network drops, neither closes nor
@@ -40,6 +42,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class CrashDetector implements AutoCloseable {
   static final int PROBES = 3;
+  static final int ATTEMPTS = 10;
   static final long PROBE_INTERVAL_MS = 100;
   private static final int CONNECT_TIMEOUT_MS = 500;
   private static final Logger LOG = LoggerFactory.getLogger(CrashDetector.class);
@@ -81,7 +84,7 @@ public final class CrashDetector implements AutoCloseable {
       return;
     }
     try {
-      executor.execute(() -> probe(peer, host, port, 1));
+      executor.execute(() -> probe(peer, host, port, 1, 0));
     } catch (RejectedExecutionException e) {
       checking.remove(peer.id()); // closing
     }
@@ -92,21 +95,32 @@ public final class CrashDetector implements AutoCloseable {
     return revoked.sum();
   }
 
-  private void probe(BrokerInfo peer, String host, int port, int attempt) {
+  /**
+   * The {@code attempt}th check of {@code peer}'s port, after {@code refusals} refusals in a row.
+   */
+  private void probe(BrokerInfo peer, String host, int port, int attempt, int refusals) {
     try {
-      if (!refuses(host, port)) {
-        checking.remove(peer.id());
-      } else if (attempt < PROBES) {
-        executor.schedule(
-            () -> probe(peer, host, port, attempt + 1), PROBE_INTERVAL_MS, TimeUnit.MILLISECONDS);
-      } else {
+      int refused = refuses(host, port) ? refusals + 1 : 0;
+      if (refused == PROBES) {
         revoke(peer, host, port);
         checking.remove(peer.id());
+      } else if (attempt < ATTEMPTS && refused + ATTEMPTS - attempt >= PROBES) {
+        executor.schedule(
+            () -> probe(peer, host, port, attempt + 1, refused),
+            PROBE_INTERVAL_MS,
+            TimeUnit.MILLISECONDS);
+      } else {
+        checking.remove(peer.id()); // it listens: alive, or paused
       }
     } catch (RuntimeException e) { // etcd unreachable, or closing: the session decides
       LOG.warn("Checking whether broker {} crashed failed: {}", peer.id(), e.toString());
       checking.remove(peer.id());
     }
+  }
+
+  /** Whether a check of broker {@code peerId} runs now. */
+  boolean checks(int peerId) {
+    return checking.contains(peerId);
   }
 
   /** Whether nothing listens on {@code host}:{@code port}: the connection is refused. */
