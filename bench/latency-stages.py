@@ -50,6 +50,17 @@ def stages(prefix, broker_ports):
             events.append((time, "request", peer(source), struct.unpack(">h", payload[4:6])[0], size, source))
         elif source == leader:
             events.append((time, "response", peer(destination), None, size, destination))
+    # A response carries the 1 KiB record when it is over 900 bytes long, or for a follower, over
+    # 900 bytes longer than its connection's shortest (a high watermark's move alone): a fetch without
+    # a session (Tidelog's followers) is answered with every partition it names
+    shortest = {}
+    for e in events:
+        if e[1] == "response" and e[2] != "C":
+            shortest[e[5]] = min(shortest.get(e[5], e[4]), e[4])
+
+    def carries(e):
+        return e[4] > shortest.get(e[5], 0) + 900
+
     produces = [e for e in events if e[1] == "request" and e[2] == "C" and e[3] == 0]
     samples = {s: [] for s in STAGES}
     for i, produce in enumerate(produces):
@@ -58,13 +69,13 @@ def stages(prefix, broker_ports):
         window = [e for e in events if start <= e[0] < end]
         followers = {}  # follower -> [its response with the record out, its next fetch in]
         for e in window:
-            if e[1] == "response" and e[2] != "C" and e[4] > 900 and e[2] not in followers:
+            if e[1] == "response" and e[2] != "C" and carries(e) and e[2] not in followers:
                 followers[e[2]] = [e[0], None]
         for name, times in followers.items():
             later = [e[0] for e in window if e[1] == "request" and e[2] == name and e[0] > times[0]]
             times[1] = later[0] if later else None
         acked = [e[0] for e in window if e[1] == "response" and e[2] == "C" and e[5] == produce[5]]
-        consumed = [e[0] for e in window if e[1] == "response" and e[2] == "C" and e[5] != produce[5] and e[4] > 900]
+        consumed = [e[0] for e in window if e[1] == "response" and e[2] == "C" and e[5] != produce[5] and carries(e)]
         if len(followers) < 2 or any(t[1] is None for t in followers.values()) or not acked or not consumed:
             continue
         out = sorted(t[0] for t in followers.values())
