@@ -489,7 +489,12 @@ public final class Broker implements AutoCloseable {
             new ProduceHandler(
                 replicas, transactionVerifier, topicMetrics, authorization, quotas.produce()),
             new FetchHandler(
-                replicas, topicMetrics, config.fetchMaxBytes(), authorization, quotas.fetch()),
+                replicas,
+                topicMetrics,
+                config.fetchMaxBytes(),
+                authorization,
+                quotas.fetch(),
+                config.maxIncrementalFetchSessionCacheSlots()),
             new OffsetsHandler(replicas, authorization),
             topics,
             new ConfigsHandler(dynamicConfig, metadata, metadataExecutor, authorization),

@@ -28,6 +28,7 @@ import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection;
 import org.apache.kafka.common.message.DescribeProducersRequestData;
 import org.apache.kafka.common.message.DescribeProducersResponseData;
+import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
 import org.apache.kafka.common.message.ProduceResponseData;
@@ -47,6 +48,7 @@ import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DescribeProducersRequest;
 import org.apache.kafka.common.requests.DescribeProducersResponse;
+import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
@@ -82,14 +84,20 @@ class KafkaDifferentialIT {
           Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port))) {
         admin
             .createTopics(
-                List.of(new NewTopic("grow", 1, (short) 1), new NewTopic("dup", 1, (short) 1)))
+                List.of(
+                    new NewTopic("grow", 1, (short) 1),
+                    new NewTopic("dup", 1, (short) 1),
+                    new NewTopic("sessions", 2, (short) 1)))
             .all()
             .get();
       }
       await()
           .atMost(Duration.ofSeconds(60))
           .ignoreExceptions()
-          .until(() -> latestOffset(port, new TopicPartition("dup", 0)) == 0);
+          .until(
+              () ->
+                  latestOffset(port, new TopicPartition("dup", 0)) == 0
+                      && latestOffset(port, new TopicPartition("sessions", 1)) == 0);
     }
   }
 
@@ -645,6 +653,115 @@ class KafkaDifferentialIT {
                     .toList());
     assertSame(listed);
     assertThat(listed.get(1)).containsExactly("dup-0 INVALID_REQUEST");
+  }
+
+  @Test
+  void fetchSessionsAreOpenedUsedAndRefusedAsByKafka() throws Exception {
+    TopicPartition first = new TopicPartition("sessions", 0);
+    TopicPartition second = new TopicPartition("sessions", 1);
+    List<List<String>> views = new ArrayList<>();
+    for (int port : ports()) {
+      List<String> view = new ArrayList<>();
+      try (RawKafkaClient client = new RawKafkaClient(port, 60_000)) {
+        FetchResponse full = sessionFetch(client, 0, 0, List.of(first, second), List.of());
+        int id = full.data().sessionId();
+        view.add("full: " + fetched(full) + ", a session: " + (id != 0));
+        view.add("nothing new: " + fetched(sessionFetch(client, id, 1, List.of(), List.of())));
+        client.send(produce((short) 1, second, "x"));
+        view.add("a write: " + fetched(sessionFetch(client, id, 2, List.of(), List.of())));
+        view.add("epoch 2 again: " + fetched(sessionFetch(client, id, 2, List.of(), List.of())));
+        view.add("another id: " + fetched(sessionFetch(client, id + 1, 1, List.of(), List.of())));
+        FetchResponse forgotten = sessionFetch(client, id, 3, List.of(), List.of(first, second));
+        view.add(
+            "all forgotten: " + fetched(forgotten) + ", session " + forgotten.data().sessionId());
+        view.add("then: " + fetched(sessionFetch(client, id, 4, List.of(), List.of())));
+        FetchResponse last = sessionFetch(client, 0, -1, List.of(first), List.of());
+        view.add("final epoch: " + fetched(last) + ", session " + last.data().sessionId());
+      }
+      views.add(view);
+    }
+    assertSame(views);
+    assertThat(views.get(1))
+        .containsExactly(
+            "full: NONE [sessions-0 NONE hw 0 records 0, sessions-1 NONE hw 0 records 0],"
+                + " a session: true",
+            "nothing new: NONE []",
+            "a write: NONE [sessions-1 NONE hw 1 records 1]",
+            "epoch 2 again: INVALID_FETCH_SESSION_EPOCH []",
+            "another id: FETCH_SESSION_ID_NOT_FOUND []",
+            "all forgotten: NONE [], session 0",
+            "then: FETCH_SESSION_ID_NOT_FOUND []",
+            "final epoch: NONE [sessions-0 NONE hw 0 records 0], session 0");
+  }
+
+  /** A consumer's Fetch v12 in session {@code id} at {@code epoch}, from offset 0, not waiting. */
+  private static FetchResponse sessionFetch(
+      RawKafkaClient client,
+      int id,
+      int epoch,
+      List<TopicPartition> asked,
+      List<TopicPartition> forgotten)
+      throws Exception {
+    FetchRequestData data =
+        new FetchRequestData()
+            .setReplicaId(-1)
+            .setMaxWaitMs(0)
+            .setMinBytes(0)
+            .setMaxBytes(1 << 20)
+            .setSessionId(id)
+            .setSessionEpoch(epoch);
+    for (TopicPartition tp : asked) {
+      data.topics()
+          .add(
+              new FetchRequestData.FetchTopic()
+                  .setTopic(tp.topic())
+                  .setPartitions(
+                      List.of(
+                          new FetchRequestData.FetchPartition()
+                              .setPartition(tp.partition())
+                              .setFetchOffset(0)
+                              .setLogStartOffset(-1)
+                              .setPartitionMaxBytes(1 << 20))));
+    }
+    for (TopicPartition tp : forgotten) {
+      data.forgottenTopicsData()
+          .add(
+              new FetchRequestData.ForgottenTopic()
+                  .setTopic(tp.topic())
+                  .setPartitions(List.of(tp.partition())));
+    }
+    return (FetchResponse) client.send(new FetchRequest(data, (short) 12));
+  }
+
+  /** A Fetch response's error and partitions: error, high watermark and records of each. */
+  private static String fetched(FetchResponse response) {
+    List<String> partitions = new ArrayList<>();
+    response
+        .data()
+        .responses()
+        .forEach(
+            t ->
+                t.partitions()
+                    .forEach(
+                        p -> {
+                          int records = 0;
+                          for (var batch : FetchResponse.recordsOrFail(p).batches()) {
+                            for (var record : batch) {
+                              records++;
+                            }
+                          }
+                          partitions.add(
+                              t.topic()
+                                  + "-"
+                                  + p.partitionIndex()
+                                  + " "
+                                  + Errors.forCode(p.errorCode())
+                                  + " hw "
+                                  + p.highWatermark()
+                                  + " records "
+                                  + records);
+                        }));
+    return Errors.forCode(response.data().errorCode()) + " " + partitions;
   }
 
   private static long latestOffset(int port, TopicPartition tp) throws Exception {

@@ -77,6 +77,8 @@ public final class BrokerConfig {
   public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
   public static final String REPLICA_FETCH_MAX_BYTES = "replica.fetch.max.bytes";
   public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
+  public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS =
+      "max.incremental.fetch.session.cache.slots";
   public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
   public static final String FOLLOWER_REPLICATION_THROTTLED_RATE =
       "follower.replication.throttled.rate";
@@ -410,6 +412,13 @@ public final class BrokerConfig {
                 MEDIUM,
                 "The most record bytes one Fetch response carries, whatever the request's"
                     + " max_bytes asks (as in Kafka, the first batch goes out even when larger).")
+            .define(
+                MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS,
+                INT,
+                1000,
+                atLeast(0),
+                MEDIUM,
+                "The most incremental fetch sessions (KIP-227) the broker keeps; 0 for none.")
             .define(
                 REPLICA_FETCH_MAX_BYTES,
                 INT,
@@ -1013,6 +1022,10 @@ public final class BrokerConfig {
 
   public int fetchMaxBytes() {
     return (Integer) values.get(FETCH_MAX_BYTES);
+  }
+
+  public int maxIncrementalFetchSessionCacheSlots() {
+    return (Integer) values.get(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS);
   }
 
   public int replicaFetchMaxBytes() {

@@ -8,6 +8,7 @@ import io.tidelog.broker.replica.PartitionRead;
 import io.tidelog.broker.replica.ReplicaManager;
 import io.tidelog.broker.security.Authorization;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,12 +22,14 @@ import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchRequestData.FetchPartition;
 import org.apache.kafka.common.message.FetchRequestData.FetchTopic;
+import org.apache.kafka.common.message.FetchRequestData.ForgottenTopic;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
 import org.apache.kafka.common.message.FetchResponseData.PartitionData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.FetchMetadata;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.RequestContext;
@@ -35,11 +38,13 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.storage.internals.log.AbortedTxn;
 
 /**
- * Fetch, as full requests (session id 0): decodes the request, makes one call to {@link
- * ReplicaManager#fetch} (which reads, and long-polls in its purgatory), and encodes the answer.
- * Every requested partition is answered once (a partition named twice counts once, its last entry),
- * within the smaller of the request's {@code max.bytes} and the broker's {@code fetch.max.bytes}.
- * Records go out as file regions.
+ * Fetch: decodes the request, makes one call to {@link ReplicaManager#fetch} (which reads, and
+ * long-polls in its purgatory), and encodes the answer. A full fetch reads and answers every
+ * partition it names once (a partition named twice counts once, its last entry), and gets an
+ * incremental fetch session (KIP-227, {@link FetchSessionCache}) unless it asks for none; an
+ * incremental fetch reads its session's partitions and is answered only those with something new.
+ * Every answer stays within the smaller of the request's {@code max.bytes} and the broker's {@code
+ * fetch.max.bytes}. Records go out as file regions.
  *
  * <p>As in Kafka, a follower's fetch (replica id 0 or more) needs CLUSTER_ACTION on the cluster and
  * a consumer's READ on each topic; a partition the client may not read is answered
@@ -51,18 +56,22 @@ public final class FetchHandler {
   private final int fetchMaxBytes;
   private final Authorization authorization;
   private final ClientQuotaManager quota;
+  private final FetchSessionCache sessions;
 
   /**
    * @param fetchMaxBytes the broker's {@code fetch.max.bytes}: no response carries more record
    *     bytes than this (but a first batch that is larger), whatever the request asks
+   * @param sessionSlots {@code max.incremental.fetch.session.cache.slots}
    */
   public FetchHandler(
       ReplicaManager replicas,
       TopicMetrics metrics,
       int fetchMaxBytes,
       Authorization authorization,
-      ClientQuotaManager quota) {
+      ClientQuotaManager quota,
+      int sessionSlots) {
     this.replicas = replicas;
+    this.sessions = new FetchSessionCache(sessionSlots);
     this.metrics = metrics;
     this.fetchMaxBytes = fetchMaxBytes;
     this.authorization = authorization;
@@ -79,15 +88,31 @@ public final class FetchHandler {
             data.minBytes(),
             Math.min(data.maxBytes(), fetchMaxBytes),
             IsolationLevel.forId(data.isolationLevel()));
+    boolean byFollower = params.replicaId() >= 0;
+    // before v7 the session fields keep their defaults: no session, the final epoch
+    FetchSessionCache.Context session =
+        sessions.context(
+            data.sessionId(),
+            data.sessionEpoch(),
+            partitions(data),
+            forgotten(data),
+            byFollower,
+            System.currentTimeMillis());
+    if (session.error() != null) {
+      return CompletableFuture.completedFuture(
+          FetchResponse.of(
+              new FetchResponseData()
+                  .setErrorCode(session.error().code())
+                  .setSessionId(FetchMetadata.INVALID_SESSION_ID)));
+    }
     List<PartitionFetch> allowed = new ArrayList<>();
     List<FetchedPartition> refused = new ArrayList<>();
     boolean followerAllowed =
-        params.replicaId() < 0
-            || authorization.allowedOnCluster(context, AclOperation.CLUSTER_ACTION);
+        !byFollower || authorization.allowedOnCluster(context, AclOperation.CLUSTER_ACTION);
     Predicate<String> readable = authorization.on(context, AclOperation.READ, ResourceType.TOPIC);
-    for (PartitionFetch partition : partitions(data)) {
+    for (PartitionFetch partition : session.reads()) {
       String topic = partition.tp().topic();
-      boolean may = params.replicaId() >= 0 ? followerAllowed : readable.test(topic);
+      boolean may = byFollower ? followerAllowed : readable.test(topic);
       if (may) {
         allowed.add(partition);
       } else {
@@ -100,10 +125,8 @@ public final class FetchHandler {
         .fetch(params, allowed)
         .thenApply(
             fetched -> {
-              List<FetchedPartition> all = new ArrayList<>(fetched);
-              all.addAll(refused);
               int throttleMs = 0;
-              if (params.replicaId() < 0) { // followers are under no client quota
+              if (!byFollower) { // followers are under no client quota
                 long bytes = 0;
                 for (FetchedPartition partition : fetched) {
                   PartitionRead read = partition.read();
@@ -114,13 +137,33 @@ public final class FetchHandler {
                     quota.recordAndGetThrottleTimeMs(
                         context.principal.getName(), context.clientId(), bytes);
               }
+              LinkedHashMap<TopicPartition, PartitionData> answered = new LinkedHashMap<>();
+              for (FetchedPartition partition : fetched) {
+                answered.put(partition.tp(), encode(partition, header, byFollower));
+              }
+              for (FetchedPartition partition : refused) {
+                answered.put(partition.tp(), encode(partition, header, byFollower));
+              }
+              FetchSessionCache.Answer answer =
+                  session.answer(answered, System.currentTimeMillis());
               return FetchResponse.of(
                   new FetchResponseData()
-                      .setErrorCode(Errors.NONE.code())
+                      .setErrorCode(answer.error().code())
                       .setThrottleTimeMs(throttleMs)
-                      .setSessionId(0)
-                      .setResponses(encode(all, header, params.replicaId() >= 0)));
+                      .setSessionId(answer.sessionId())
+                      .setResponses(byTopic(answer.partitions())));
             });
+  }
+
+  /** The partitions a request's session forgets. */
+  private static List<TopicPartition> forgotten(FetchRequestData data) {
+    List<TopicPartition> forgotten = new ArrayList<>();
+    for (ForgottenTopic topic : data.forgottenTopicsData()) {
+      for (int partition : topic.partitions()) {
+        forgotten.add(new TopicPartition(topic.topic(), partition));
+      }
+    }
+    return forgotten;
   }
 
   /**
@@ -145,23 +188,23 @@ public final class FetchHandler {
     return List.copyOf(partitions.values());
   }
 
-  private List<FetchableTopicResponse> encode(
-      List<FetchedPartition> fetched, RequestHeader header, boolean byFollower) {
+  /** The answered partitions grouped by topic, in order of each topic's first partition. */
+  private static List<FetchableTopicResponse> byTopic(
+      LinkedHashMap<TopicPartition, PartitionData> partitions) {
     List<FetchableTopicResponse> topics = new ArrayList<>();
-    Map<String, FetchableTopicResponse> byName = new LinkedHashMap<>();
-    for (FetchedPartition partition : fetched) {
-      String topic = partition.tp().topic();
-      byName
-          .computeIfAbsent(
-              topic,
-              name -> {
-                FetchableTopicResponse created = new FetchableTopicResponse().setTopic(name);
-                topics.add(created);
-                return created;
-              })
-          .partitions()
-          .add(encode(partition, header, byFollower));
-    }
+    Map<String, FetchableTopicResponse> byName = new HashMap<>();
+    partitions.forEach(
+        (tp, data) ->
+            byName
+                .computeIfAbsent(
+                    tp.topic(),
+                    name -> {
+                      FetchableTopicResponse created = new FetchableTopicResponse().setTopic(name);
+                      topics.add(created);
+                      return created;
+                    })
+                .partitions()
+                .add(data));
     return topics;
   }
 

@@ -8,14 +8,15 @@ import io.tidelog.broker.network.PeerListener;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.LeaderNotAvailableException;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.utils.LogContext;
 
 /**
  * One leader as its follower reaches it, as Kafka's {@code RemoteLeaderEndPoint}: connects on first
@@ -35,6 +36,7 @@ final class LeaderEndpoint {
   private final MetadataStore metadata;
   private final FetchSettings settings;
   private final CrashDetector crashes;
+  private final FetchSessionHandler session;
   private PeerConnection connection;
 
   /** The leader as registered when {@link #connection} was made. */
@@ -53,10 +55,17 @@ final class LeaderEndpoint {
     this.listener = listener;
     this.metadata = metadata;
     this.settings = settings;
+    this.session =
+        new FetchSessionHandler(
+            new LogContext("[Follower " + settings.replicaId() + " of " + leaderId + "] "),
+            leaderId);
   }
 
   /**
-   * Fetches every partition in {@code positions} from where it stands.
+   * Fetches every partition in {@code positions} from where it stands, in the leader's incremental
+   * fetch session (KIP-227) once it has one: the request names only the partitions whose positions
+   * changed (and those left out since), and the answer only those where the leader has something
+   * new; a partition it leaves out is where its position found it.
    *
    * @return the response, or a failure: {@link LeaderNotAvailableException} while the leader has no
    *     endpoint on the listener, or the connection's error
@@ -86,10 +95,10 @@ final class LeaderEndpoint {
                 return fetch(positions);
               });
     }
-    Map<TopicPartition, FetchRequest.PartitionData> data = new LinkedHashMap<>();
+    FetchSessionHandler.Builder builder = session.newBuilder(positions.size(), false);
     positions.forEach(
         (tp, p) ->
-            data.put(
+            builder.add(
                 tp,
                 new FetchRequest.PartitionData(
                     Uuid.ZERO_UUID,
@@ -100,16 +109,26 @@ final class LeaderEndpoint {
                     p.lastFetchedEpoch() < 0
                         ? Optional.empty()
                         : Optional.of(p.lastFetchedEpoch()))));
+    FetchSessionHandler.FetchRequestData data = builder.build();
     FetchRequest request =
         FetchRequest.Builder.forReplica(
-                FETCH_VERSION, settings.replicaId(), -1L, settings.maxWaitMs(), 1, data)
+                FETCH_VERSION, settings.replicaId(), -1L, settings.maxWaitMs(), 1, data.toSend())
+            .metadata(data.metadata())
+            .removed(data.toForget())
+            .replaced(data.toReplace())
             .setMaxBytes(settings.responseMaxBytes())
             .build(FETCH_VERSION);
     return connection
         .send(request)
         .map(FetchResponse.class::cast)
+        .map(
+            response -> {
+              session.handleResponse(response, FETCH_VERSION); // on an error: full fetch next
+              return response;
+            })
         .onFailure(
             e -> {
+              session.handleError(e);
               BrokerInfo broker = connectedTo;
               PeerConnection lost = connection;
               close();

@@ -23,12 +23,13 @@ import org.slf4j.LoggerFactory;
  * Fetches every partition this broker follows from one leader, as Kafka's replica fetcher does: a
  * loop of Fetch requests to its {@link LeaderEndpoint}, carrying each partition's fetch offset (its
  * LEO), current leader epoch and last fetched epoch, so that the leader can report a diverging
- * epoch. Each response is applied to the {@link FollowedPartitions}, on the partitions' shards,
- * before the next request (a partition whose answer changes nothing, as most of an idle cluster's
- * do, is not sent to its shard); the leader's long poll ({@code replica.fetch.wait.max.ms}) paces
- * the loop when idle. While the follower {@link ReplicationQuota} is exceeded, a throttled
- * partition that is behind is left out of the request, as Kafka's {@code shouldFollowerThrottle}
- * does; what throttled partitions fetch counts against it.
+ * epoch, in the leader's incremental fetch session. Each response is applied to the {@link
+ * FollowedPartitions}, on the partitions' shards, before the next request (a partition whose answer
+ * changes nothing, or that the session leaves out, as most of an idle cluster's, is not sent to its
+ * shard); the leader's long poll ({@code replica.fetch.wait.max.ms}) paces the loop when idle.
+ * While the follower {@link ReplicationQuota} is exceeded, a throttled partition that is behind is
+ * left out of the request, as Kafka's {@code shouldFollowerThrottle} does; what throttled
+ * partitions fetch counts against it.
  */
 final class ReplicaFetcher {
   private static final int BACKOFF_MS = 500;
@@ -151,18 +152,25 @@ final class ReplicaFetcher {
             });
   }
 
+  /**
+   * Applies a response: each partition it answers on its shard (unless the answer changes nothing),
+   * and a partition it leaves out keeps its position, as the session left it out for having nothing
+   * new. Fetches again at once unless the response failed, or every partition it answers did.
+   */
   private void apply(FetchResponse response, Map<TopicPartition, FetchPosition> positions) {
     Map<TopicPartition, CompletableFuture<Optional<FetchPosition>>> next = new LinkedHashMap<>();
-    boolean[] progressed = {false};
-    response
-        .responseData(Map.of(), LeaderEndpoint.FETCH_VERSION)
-        .forEach(
-            (tp, data) -> {
-              FetchPosition position = positions.get(tp);
-              if (position != null) {
-                next.put(tp, applyOne(tp, position, data, progressed));
-              }
-            });
+    Map<TopicPartition, PartitionData> answered =
+        response.responseData(Map.of(), LeaderEndpoint.FETCH_VERSION);
+    boolean[] progressed = {response.error() == Errors.NONE && answered.isEmpty()};
+    positions.forEach(
+        (tp, position) -> {
+          PartitionData data = answered.get(tp);
+          next.put(
+              tp,
+              data == null
+                  ? CompletableFuture.completedFuture(Optional.of(position))
+                  : applyOne(tp, position, data, progressed));
+        });
     CompletableFuture.allOf(next.values().toArray(CompletableFuture[]::new))
         .whenComplete(
             (v, e) -> {
