@@ -1,5 +1,6 @@
 package io.tidelog.broker.protocol;
 
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tidelog.broker.quota.ClientQuotaManager;
 import io.tidelog.broker.replica.FetchParams;
 import io.tidelog.broker.replica.FetchedPartition;
@@ -69,9 +70,10 @@ public final class FetchHandler {
       int fetchMaxBytes,
       Authorization authorization,
       ClientQuotaManager quota,
-      int sessionSlots) {
+      int sessionSlots,
+      PrometheusRegistry registry) {
     this.replicas = replicas;
-    this.sessions = new FetchSessionCache(sessionSlots);
+    this.sessions = new FetchSessionCache(sessionSlots, registry);
     this.metrics = metrics;
     this.fetchMaxBytes = fetchMaxBytes;
     this.authorization = authorization;

@@ -1,5 +1,8 @@
 package io.tidelog.broker.protocol;
 
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tidelog.broker.replica.PartitionFetch;
 import java.util.Collection;
 import java.util.Iterator;
@@ -42,8 +45,26 @@ final class FetchSessionCache {
   private final LinkedHashMap<Integer, FetchSession> sessions =
       new LinkedHashMap<>(16, 0.75f, true);
 
-  FetchSessionCache(int slots) {
+  private final Counter evictions;
+
+  FetchSessionCache(int slots, PrometheusRegistry registry) {
     this.slots = slots;
+    GaugeWithCallback.builder()
+        .name("tidelog_fetch_sessions")
+        .help("Incremental fetch sessions held, as Kafka's NumIncrementalFetchSessions")
+        .callback(callback -> callback.call(size()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("tidelog_fetch_session_partitions")
+        .help("Partitions the fetch sessions hold, as Kafka's NumIncrementalFetchPartitionsCached")
+        .callback(callback -> callback.call(partitions()))
+        .register(registry);
+    evictions =
+        Counter.builder()
+            .withoutExemplars()
+            .name("tidelog_fetch_session_evictions_total")
+            .help("Fetch sessions evicted to make room for new ones")
+            .register(registry);
   }
 
   /**
@@ -195,6 +216,7 @@ final class FetchSessionCache {
       if (nowMs - oldest.lastUsedMs() > EVICTION_MS) {
         lru.remove();
         partitions -= oldest.size();
+        evictions.inc();
         return true;
       }
     }
@@ -207,6 +229,7 @@ final class FetchSessionCache {
     if (least != null && lessValuable(least.privileged, least.size(), privileged, size)) {
       sessions.remove(least.id);
       partitions -= least.size();
+      evictions.inc();
       return true;
     }
     return false;

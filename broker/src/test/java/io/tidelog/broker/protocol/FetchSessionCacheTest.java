@@ -2,6 +2,9 @@ package io.tidelog.broker.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.tidelog.broker.replica.PartitionFetch;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -81,7 +84,7 @@ class FetchSessionCacheTest {
 
   @Test
   void anIncrementalFetchReadsTheSessionAndIsAnsweredOnlyWhatIsNew() {
-    FetchSessionCache cache = new FetchSessionCache(10);
+    FetchSessionCache cache = new FetchSessionCache(10, new PrometheusRegistry());
     int id = open(cache, false, 0);
     assertThat(id).isNotEqualTo(FetchMetadata.INVALID_SESSION_ID);
 
@@ -111,7 +114,7 @@ class FetchSessionCacheTest {
 
   @Test
   void aWrongEpochOrAnUnknownSessionIsRefused() {
-    FetchSessionCache cache = new FetchSessionCache(10);
+    FetchSessionCache cache = new FetchSessionCache(10, new PrometheusRegistry());
     int id = open(cache, false, 0);
     assertThat(cache.context(id, 2, List.of(), List.of(), false, 1).error())
         .isEqualTo(Errors.INVALID_FETCH_SESSION_EPOCH);
@@ -127,7 +130,7 @@ class FetchSessionCacheTest {
 
   @Test
   void aFullFetchNamingTheSessionClosesIt() {
-    FetchSessionCache cache = new FetchSessionCache(10);
+    FetchSessionCache cache = new FetchSessionCache(10, new PrometheusRegistry());
     int id = open(cache, false, 0);
     FetchSessionCache.Context closing =
         cache.context(id, FetchMetadata.FINAL_EPOCH, List.of(ask(A, 5)), List.of(), false, 1);
@@ -149,7 +152,8 @@ class FetchSessionCacheTest {
 
   @Test
   void aFullCacheGivesASlotToAFollowerOrAfterTheEvictionTime() {
-    FetchSessionCache cache = new FetchSessionCache(1);
+    PrometheusRegistry registry = new PrometheusRegistry();
+    FetchSessionCache cache = new FetchSessionCache(1, registry);
     int consumer = open(cache, false, 0);
     // a second consumer's session of the same size is worth no more: none for it
     assertThat(open(cache, false, 1)).isEqualTo(FetchMetadata.INVALID_SESSION_ID);
@@ -163,11 +167,26 @@ class FetchSessionCacheTest {
     assertThat(open(cache, false, 3 + FetchSessionCache.EVICTION_MS + 1))
         .isNotEqualTo(FetchMetadata.INVALID_SESSION_ID);
     assertThat(cache.size()).isEqualTo(1);
+    assertThat(value(registry, "tidelog_fetch_session_evictions")).isEqualTo(2);
+    assertThat(value(registry, "tidelog_fetch_sessions")).isEqualTo(1);
+    assertThat(value(registry, "tidelog_fetch_session_partitions")).isEqualTo(3);
+  }
+
+  private static double value(PrometheusRegistry registry, String name) {
+    return registry.scrape().stream()
+        .filter(m -> m.getMetadata().getName().equals(name))
+        .flatMap(m -> m.getDataPoints().stream())
+        .mapToDouble(
+            p ->
+                p instanceof CounterSnapshot.CounterDataPointSnapshot c
+                    ? c.getValue()
+                    : ((GaugeSnapshot.GaugeDataPointSnapshot) p).getValue())
+        .sum();
   }
 
   @Test
   void sessionsHoldAtMostAThousandPartitionsPerSlotInAll() {
-    FetchSessionCache cache = new FetchSessionCache(1);
+    FetchSessionCache cache = new FetchSessionCache(1, new PrometheusRegistry());
     int id = open(cache, false, 0);
     assertThat(cache.partitions()).isEqualTo(3);
     List<PartitionFetch> more = new ArrayList<>();
