@@ -29,6 +29,7 @@ import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCol
 import org.apache.kafka.common.message.DescribeProducersRequestData;
 import org.apache.kafka.common.message.DescribeProducersResponseData;
 import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
 import org.apache.kafka.common.message.ProduceResponseData;
@@ -736,31 +737,22 @@ class KafkaDifferentialIT {
   /** A Fetch response's error and partitions: error, high watermark and records of each. */
   private static String fetched(FetchResponse response) {
     List<String> partitions = new ArrayList<>();
-    response
-        .data()
-        .responses()
-        .forEach(
-            t ->
-                t.partitions()
-                    .forEach(
-                        p -> {
-                          int records = 0;
-                          for (var batch : FetchResponse.recordsOrFail(p).batches()) {
-                            for (var record : batch) {
-                              records++;
-                            }
-                          }
-                          partitions.add(
-                              t.topic()
-                                  + "-"
-                                  + p.partitionIndex()
-                                  + " "
-                                  + Errors.forCode(p.errorCode())
-                                  + " hw "
-                                  + p.highWatermark()
-                                  + " records "
-                                  + records);
-                        }));
+    for (FetchResponseData.FetchableTopicResponse topic : response.data().responses()) {
+      for (FetchResponseData.PartitionData partition : topic.partitions()) {
+        int records = 0;
+        for (RecordBatch batch : FetchResponse.recordsOrFail(partition).batches()) {
+          records += batch.countOrNull();
+        }
+        partitions.add(
+            String.format(
+                "%s-%d %s hw %d records %d",
+                topic.topic(),
+                partition.partitionIndex(),
+                Errors.forCode(partition.errorCode()),
+                partition.highWatermark(),
+                records));
+      }
+    }
     return Errors.forCode(response.data().errorCode()) + " " + partitions;
   }
 
