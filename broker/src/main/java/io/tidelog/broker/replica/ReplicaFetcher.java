@@ -155,13 +155,17 @@ final class ReplicaFetcher {
   /**
    * Applies a response: each partition it answers on its shard (unless the answer changes nothing),
    * and a partition it leaves out keeps its position, as the session left it out for having nothing
-   * new. Fetches again at once unless the response failed, or every partition it answers did.
+   * new. Fetches again at once unless the response failed, or every partition of the request failed
+   * in it.
    */
   private void apply(FetchResponse response, Map<TopicPartition, FetchPosition> positions) {
     Map<TopicPartition, CompletableFuture<Optional<FetchPosition>>> next = new LinkedHashMap<>();
     Map<TopicPartition, PartitionData> answered =
         response.responseData(Map.of(), LeaderEndpoint.FETCH_VERSION);
-    boolean[] progressed = {response.error() == Errors.NONE && answered.isEmpty()};
+    // a partition left out answered as one with nothing new would have: no error
+    boolean[] progressed = {
+      response.error() == Errors.NONE && !answered.keySet().containsAll(positions.keySet())
+    };
     positions.forEach(
         (tp, position) -> {
           PartitionData data = answered.get(tp);
