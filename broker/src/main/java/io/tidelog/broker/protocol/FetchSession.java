@@ -38,10 +38,10 @@ final class FetchSession {
     long highWatermark;
     long logStartOffset;
 
-    Cached(PartitionFetch ask, PartitionData told) {
+    Cached(PartitionFetch ask, long highWatermark, long logStartOffset) {
       this.ask = ask;
-      this.highWatermark = told.highWatermark();
-      this.logStartOffset = told.logStartOffset();
+      this.highWatermark = highWatermark;
+      this.logStartOffset = logStartOffset;
     }
 
     /** Whether {@code told} must be sent; remembers what it tells. As Kafka's CachedPartition. */
@@ -76,7 +76,7 @@ final class FetchSession {
     for (PartitionFetch ask : asked) {
       PartitionData told = answered.get(ask.tp());
       if (told != null) {
-        partitions.put(ask.tp(), new Cached(ask, told));
+        partitions.put(ask.tp(), new Cached(ask, told.highWatermark(), told.logStartOffset()));
       }
     }
   }
@@ -106,9 +106,7 @@ final class FetchSession {
     for (PartitionFetch ask : asked) {
       Cached cached = partitions.get(ask.tp());
       if (cached == null) {
-        PartitionData unknown =
-            new PartitionData().setHighWatermark(-1).setLogStartOffset(-1); // told nothing yet
-        partitions.put(ask.tp(), new Cached(ask, unknown));
+        partitions.put(ask.tp(), new Cached(ask, -1, -1)); // told nothing yet
       } else {
         cached.ask = ask;
       }
@@ -152,10 +150,5 @@ final class FetchSession {
   /** Whether this session holds no partition any more. */
   synchronized boolean isEmpty() {
     return partitions.isEmpty();
-  }
-
-  /** The session's partitions, in order, for tests. */
-  synchronized List<TopicPartition> partitions() {
-    return new ArrayList<>(partitions.keySet());
   }
 }
