@@ -60,12 +60,14 @@ class EventLoopBlockingIT {
         .nonBlockingThreadPredicate(
             current -> current.or(t -> t.getName().startsWith("vert.x-eventloop-thread")))
         // Beyond BlockHound's defaults: the log's own file I/O (sendfile stays allowed, as in
-        // Kafka)
+        // Kafka, and so do the reads of a fetch run in place while its shard is idle, which read
+        // the pages that the answer's sendfile reads next)
         .markAsBlocking(FILE_CHANNEL, "read", "(Ljava/nio/ByteBuffer;)I")
         .markAsBlocking(FILE_CHANNEL, "read", "(Ljava/nio/ByteBuffer;J)I")
         .markAsBlocking(FILE_CHANNEL, "write", "(Ljava/nio/ByteBuffer;)I")
         .markAsBlocking(FILE_CHANNEL, "write", "(Ljava/nio/ByteBuffer;J)I")
         .markAsBlocking(FILE_CHANNEL, "force", "(Z)V")
+        .allowBlockingCallsInside("io.tidelog.broker.log.PartitionLog", "read")
         // and work that grows with the cluster: a Metadata answer describes every topic it names,
         // all of them for a Metadata request naming none (2 to 3 s at 100,000 partitions)
         .markAsBlocking(
@@ -185,6 +187,57 @@ class EventLoopBlockingIT {
       // a scrape waits for the storage shards, off the event loop
       assertThat(Scrape.of(broker.httpPort).value("tidelog_partitions")).isEqualTo(5);
       admin.deleteTopics(List.of("loops", "loops-auto")).all().get();
+    }
+
+    assertThat(BLOCKING_CALLS).isEmpty();
+  }
+
+  @Test
+  void replicatingWithAcksAllNeverBlocksAnEventLoop() throws Exception {
+    // followers' fetches, the high watermark they move and the appends that completes, in place
+    try (EtcdServer etcd = EtcdServer.start(dir.resolve("etcd"));
+        TestBroker one = TestBroker.member(dir.resolve("broker-1"), 1, etcd);
+        TestBroker two = TestBroker.member(dir.resolve("broker-2"), 2, etcd);
+        TestBroker three = TestBroker.member(dir.resolve("broker-3"), 3, etcd);
+        Admin admin =
+            Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, one.bootstrap()))) {
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .ignoreExceptions()
+          .until(() -> admin.describeCluster().nodes().get().size() == 3);
+      admin
+          .createTopics(
+              List.of(
+                  new NewTopic("replicated", 2, (short) 3)
+                      .configs(Map.of("min.insync.replicas", "2"))))
+          .all()
+          .get();
+      Properties producerProps = new Properties();
+      producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, one.bootstrap());
+      producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+      try (KafkaProducer<byte[], byte[]> producer =
+          new KafkaProducer<>(
+              producerProps, new ByteArraySerializer(), new ByteArraySerializer())) {
+        for (int i = 0; i < 200; i++) { // one at a time: each waits for the followers
+          producer.send(new ProducerRecord<>("replicated", i % 2, null, new byte[100])).get();
+        }
+      }
+      Properties consumerProps = new Properties();
+      consumerProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, one.bootstrap());
+      List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
+      try (KafkaConsumer<byte[], byte[]> consumer =
+          new KafkaConsumer<>(
+              consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        List<TopicPartition> partitions =
+            List.of(new TopicPartition("replicated", 0), new TopicPartition("replicated", 1));
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (read.size() < 200 && System.nanoTime() < deadline) {
+          consumer.poll(Duration.ofMillis(200)).forEach(read::add);
+        }
+      }
+      assertThat(read).hasSize(200);
     }
 
     assertThat(BLOCKING_CALLS).isEmpty();

@@ -1,6 +1,6 @@
 package io.tidelog.broker.replica;
 
-import java.util.concurrent.ScheduledFuture;
+import io.netty.util.Timeout;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.common.TopicPartition;
 
@@ -11,7 +11,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 abstract class DelayedOperation {
   private final AtomicBoolean completed = new AtomicBoolean();
-  private volatile ScheduledFuture<?> expiry;
+  private volatile Timeout expiry;
   private volatile Runnable unwatch = () -> {};
 
   /**
@@ -47,16 +47,16 @@ abstract class DelayedOperation {
   }
 
   /** Set by the purgatory once it watches the operation. */
-  final void watching(ScheduledFuture<?> timer, Runnable stopWatching) {
+  final void watching(Timeout timer, Runnable stopWatching) {
     this.unwatch = stopWatching;
     this.expiry = timer;
   }
 
   /** Cancels the timer and leaves the watch lists; harmless to repeat. */
   final void stopWaiting() {
-    ScheduledFuture<?> timer = expiry;
+    Timeout timer = expiry;
     if (timer != null) {
-      timer.cancel(false);
+      timer.cancel();
     }
     unwatch.run();
   }

@@ -17,6 +17,9 @@ import org.apache.kafka.common.errors.OffsetOutOfRangeException;
  * budget left for it is read again within that (a read within a smaller budget that holds what the
  * larger one read is the same read). So a request costs one parallel hop to its shards, and one
  * more hop only for each partition where the budget binds, rather than a hop per partition in turn.
+ * A shard that is idle when the fetch comes reads in place on the event loop ({@link
+ * Shard#runInPlace}), and costs no hop; but not a {@code read_committed} read with records, whose
+ * aborted transactions come from the transaction indexes.
  */
 final class FetchReader {
   private final ReplicaManager replicas;
@@ -38,13 +41,18 @@ final class FetchReader {
     FetchedPartition[] reads = new FetchedPartition[wanted.size()];
     List<TopicPartition> tps = wanted.stream().map(PartitionFetch::tp).toList();
     return replicas
-        .onShards(
+        .onShardsInPlace(
             tps,
             params.byFollower(), // a follower's fetch is the broker's own work
-            i -> {
+            (i, inPlace) -> {
               PartitionFetch partition = wanted.get(i);
               reads[i] =
-                  readHere(params, partition, Math.min(partition.maxBytes(), params.maxBytes()));
+                  readHere(
+                      params,
+                      partition,
+                      Math.min(partition.maxBytes(), params.maxBytes()),
+                      inPlace);
+              return reads[i] != null;
             })
         .thenCompose(v -> withinBudget(params, wanted, reads, 0, 0));
   }
@@ -109,12 +117,16 @@ final class FetchReader {
         .onShards(
             List.of(partition.tp()),
             params.byFollower(),
-            i -> again[0] = readHere(params, partition, allowed))
+            i -> again[0] = readHere(params, partition, allowed, false))
         .thenApply(v -> again[0]);
   }
 
-  /** On the partition's shard: its read within {@code budget} bytes, or why it failed. */
-  private FetchedPartition readHere(FetchParams params, PartitionFetch partition, int budget) {
+  /**
+   * On the partition's shard: its read within {@code budget} bytes, or why it failed; {@code
+   * inPlace}, null when that takes more than the log (see {@link Partition#readAsConsumer}).
+   */
+  private FetchedPartition readHere(
+      FetchParams params, PartitionFetch partition, int budget, boolean inPlace) {
     TopicPartition tp = partition.tp();
     try {
       PartitionRead read =
@@ -131,8 +143,9 @@ final class FetchReader {
                   partition.fetchOffset(),
                   budget,
                   partition.currentLeaderEpoch(),
-                  params.isolation());
-      return new FetchedPartition(tp, read, null);
+                  params.isolation(),
+                  inPlace);
+      return read == null ? null : new FetchedPartition(tp, read, null);
     } catch (OffsetOutOfRangeException e) {
       if (!params.byFollower()) {
         return new FetchedPartition(tp, null, e);

@@ -605,9 +605,18 @@ final class Partition {
 
   /**
    * A consumer's read from {@code offset}: only what lies below its {@link #lastFetchableOffset};
-   * for {@code read_committed} with the aborted transactions that overlap what it read.
+   * for {@code read_committed} with the aborted transactions that overlap what it read. With {@code
+   * logOnly}, null when that takes more than the log: records for {@code read_committed}, whose
+   * aborted transactions are in the transaction indexes.
    */
-  PartitionRead readAsConsumer(long offset, int maxBytes, IsolationLevel isolation) {
+  PartitionRead readAsConsumer(
+      long offset, int maxBytes, IsolationLevel isolation, boolean logOnly) {
+    if (logOnly
+        && isolation == IsolationLevel.READ_COMMITTED
+        && offset >= log.logStartOffset()
+        && offset < lastFetchableOffset(isolation)) {
+      return null;
+    }
     LogReadInfo read = log.read(offset, maxBytes, lastFetchableOffset(isolation));
     List<AbortedTxn> aborted = null;
     if (isolation == IsolationLevel.READ_COMMITTED) {

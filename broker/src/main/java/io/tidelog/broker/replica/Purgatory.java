@@ -1,11 +1,11 @@
 package io.tidelog.broker.replica;
 
+import io.netty.util.Timer;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,15 +23,15 @@ import org.apache.kafka.common.TopicPartition;
  * flight.
  */
 final class Purgatory {
-  private final ScheduledExecutorService timer;
+  private final Timer timer;
   private final Map<TopicPartition, Set<DelayedOperation>> watchers = new ConcurrentHashMap<>();
   private final AtomicInteger waiting = new AtomicInteger();
 
   /**
-   * @param timer runs expirations; it should remove cancelled tasks, as completed operations cancel
-   *     theirs
+   * @param timer runs expirations; watching and completing operations, on event loops too, schedule
+   *     and cancel there without a lock (Netty's timing wheel)
    */
-  Purgatory(ScheduledExecutorService timer) {
+  Purgatory(Timer timer) {
     this.timer = timer;
   }
 
@@ -54,7 +54,7 @@ final class Purgatory {
     }
     AtomicBoolean unwatched = new AtomicBoolean();
     operation.watching(
-        timer.schedule(operation::expire, timeoutMs, TimeUnit.MILLISECONDS),
+        timer.newTimeout(timeout -> operation.expire(), timeoutMs, TimeUnit.MILLISECONDS),
         () -> {
           if (unwatched.compareAndSet(false, true)) {
             unwatch(operation, watched);
@@ -88,6 +88,12 @@ final class Purgatory {
         }
       }
     }
+  }
+
+  /** How many operations wait on {@code key}. */
+  int watching(TopicPartition key) {
+    Set<DelayedOperation> ops = watchers.get(key);
+    return ops == null ? 0 : ops.size();
   }
 
   /** How many operations wait here. */

@@ -1,5 +1,6 @@
 package io.tidelog.broker.replica;
 
+import io.netty.util.HashedWheelTimer;
 import io.tidelog.broker.cluster.ClusterImage;
 import io.tidelog.broker.cluster.MetadataDelta;
 import io.tidelog.broker.cluster.MetadataStore;
@@ -67,6 +68,14 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   /** How long a leader waits before it writes an ISR change again after a failed write. */
   private static final long ISR_CHANGE_RETRY_MS = 500;
 
+  private static final long PURGATORY_TICK_MS = 5;
+
+  /**
+   * The most waiting fetches a change made in place on an event loop checks there; a partition with
+   * more has them checked on its shard's thread, so an event loop's share stays small.
+   */
+  private static final int IN_PLACE_FETCH_CHECKS = 16;
+
   private final int localId;
   private final LogManager logManager;
   private final MetadataStore metadata;
@@ -88,10 +97,19 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   private final IsrChangeSender isrChanges;
 
   /** ISR checks, and the purgatories' expirations. */
-  private final ScheduledThreadPoolExecutor timer = newTimer();
+  private final ScheduledThreadPoolExecutor timer =
+      new ScheduledThreadPoolExecutor(1, r -> new Thread(r, "tidelog-replica-timer"));
 
-  private final Purgatory fetchPurgatory = new Purgatory(timer);
-  private final Purgatory producePurgatory = new Purgatory(timer);
+  /**
+   * The purgatories' expirations, within {@value #PURGATORY_TICK_MS} ms of their time: a timing
+   * wheel, as Kafka's purgatory has, which event loops schedule on and cancel without a lock.
+   */
+  private final HashedWheelTimer purgatoryTimer =
+      new HashedWheelTimer(
+          r -> new Thread(r, "tidelog-purgatory-timer"), PURGATORY_TICK_MS, TimeUnit.MILLISECONDS);
+
+  private final Purgatory fetchPurgatory = new Purgatory(purgatoryTimer);
+  private final Purgatory producePurgatory = new Purgatory(purgatoryTimer);
   private final FetchReader fetchReader = new FetchReader(this);
   private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
   private final List<LeadershipListener> leadershipListeners = new CopyOnWriteArrayList<>();
@@ -121,6 +139,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     this.topicConfigs = topicConfigs;
     this.replicaLagTimeMaxMs = replicaLagTimeMaxMs;
     this.isrChanges = new IsrChangeSender(metadata, metadataExecutor);
+    purgatoryTimer.start(); // now, not on an event loop's first watch, which would wait for it
     this.shards = new Shard[shardCount];
     for (int i = 0; i < shardCount; i++) {
       shards[i] = new Shard("tidelog-shard-" + i);
@@ -133,13 +152,6 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
             tp -> shard(tp).client(),
             partitions::get,
             cleaning::contains);
-  }
-
-  private static ScheduledThreadPoolExecutor newTimer() {
-    ScheduledThreadPoolExecutor timer =
-        new ScheduledThreadPoolExecutor(1, r -> new Thread(r, "tidelog-replica-timer"));
-    timer.setRemoveOnCancelPolicy(true); // a completed operation's expiry leaves the queue
-    return timer;
   }
 
   /**
@@ -620,13 +632,14 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
    */
   private void recheck(DelayedFetch delayed) {
     List<TopicPartition> keys = delayed.keys();
-    onShards(
+    onShardsInPlace(
         keys,
         false,
-        i -> {
+        (i, inPlace) -> {
           if (!delayed.isCompleted()) {
             delayed.recheck(keys.get(i));
           }
+          return true;
         });
   }
 
@@ -646,17 +659,66 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
    * must not throw. Completes once every call returned.
    */
   CompletableFuture<Void> onShards(List<TopicPartition> tps, boolean ownWork, IntConsumer work) {
+    return onShards(
+        tps,
+        ownWork,
+        (i, inPlace) -> {
+          work.accept(i);
+          return true;
+        },
+        false);
+  }
+
+  /**
+   * As {@link #onShards}, but on an event loop a shard that is idle runs its part in place ({@link
+   * Shard#runInPlace}), with {@code inPlace} true: {@code work} then does only what touches no file
+   * and answers false for an index that needs more, which then runs on the shard's thread with
+   * {@code inPlace} false.
+   */
+  CompletableFuture<Void> onShardsInPlace(
+      List<TopicPartition> tps, boolean ownWork, InPlaceWork work) {
+    return onShards(tps, ownWork, work, true);
+  }
+
+  private CompletableFuture<Void> onShards(
+      List<TopicPartition> tps, boolean ownWork, InPlaceWork work, boolean mayRunInPlace) {
     Map<Shard, List<Integer>> byShard = new HashMap<>();
     for (int i = 0; i < tps.size(); i++) {
       byShard.computeIfAbsent(shard(tps.get(i)), s -> new ArrayList<>()).add(i);
     }
     List<CompletableFuture<Void>> tasks = new ArrayList<>(byShard.size());
     byShard.forEach(
-        (shard, indexes) ->
+        (shard, indexes) -> {
+          List<Integer> left = new ArrayList<>();
+          boolean ran =
+              mayRunInPlace
+                  && shard.runInPlace(
+                      () -> {
+                        for (int i : indexes) {
+                          if (!work.run(i, true)) {
+                            left.add(i);
+                          }
+                        }
+                      });
+          List<Integer> onThread = ran ? left : indexes;
+          if (!onThread.isEmpty()) {
             tasks.add(
                 CompletableFuture.runAsync(
-                    () -> indexes.forEach(work::accept), ownWork ? shard : shard.client())));
+                    () -> onThread.forEach(i -> work.run(i, false)),
+                    ownWork ? shard : shard.client()));
+          }
+        });
     return CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new));
+  }
+
+  /** Work on one index of {@link #onShardsInPlace}; must not throw. */
+  @FunctionalInterface
+  interface InPlaceWork {
+    /**
+     * @param inPlace whether it runs in place on an event loop, where it must touch no file
+     * @return false when it ran in place and left what needs the shard's thread undone
+     */
+    boolean run(int index, boolean inPlace);
   }
 
   /**
@@ -691,7 +753,12 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   /** On the partition's shard, after anything changed there: waiting requests may complete. */
   private void changed(TopicPartition tp) {
     producePurgatory.checkAndComplete(tp);
-    fetchPurgatory.checkAndComplete(tp);
+    Shard shard = shard(tp);
+    if (shard.isInPlace() && fetchPurgatory.watching(tp) > IN_PLACE_FETCH_CHECKS) {
+      shard.execute(() -> fetchPurgatory.checkAndComplete(tp)); // many: not on an event loop
+    } else {
+      fetchPurgatory.checkAndComplete(tp);
+    }
   }
 
   /** How many Fetch requests wait in the purgatory. */
@@ -706,17 +773,19 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
 
   /**
    * On {@code tp}'s shard: a consumer's read from {@code offset}: only what lies below the high
-   * watermark, or below the last stable offset for {@code read_committed}.
+   * watermark, or below the last stable offset for {@code read_committed}. With {@code logOnly},
+   * null when the answer takes more than the log (see {@link Partition#readAsConsumer}).
    */
   PartitionRead readForConsumer(
       TopicPartition tp,
       long offset,
       int maxBytes,
       int currentLeaderEpoch,
-      IsolationLevel isolation) {
+      IsolationLevel isolation,
+      boolean logOnly) {
     Partition p = hosted(tp);
     p.checkLeader(currentLeaderEpoch);
-    return p.readAsConsumer(offset, maxBytes, isolation);
+    return p.readAsConsumer(offset, maxBytes, isolation, logOnly);
   }
 
   /**
@@ -751,7 +820,17 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
     if (p.highWatermark() != highWatermark) {
       changed(tp); // what waits on a follower's progress waits on the high watermark
     }
-    maybeChangeIsr(p);
+    Shard shard = shard(tp);
+    if (!shard.isInPlace()) {
+      maybeChangeIsr(p);
+    } else if (wantedIsr(p) != null) { // a change is written and logged: on the shard's thread
+      shard.execute(
+          () -> {
+            if (partitions.get(tp) == p) {
+              maybeChangeIsr(p);
+            }
+          });
+    }
     return new PartitionRead(
         read.read(),
         read.divergingEpoch(),
@@ -846,9 +925,13 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   }
 
   /** On the shard: proposes the ISR the leader wants, when it differs from the current one. */
+  /** The ISR {@code p} should propose now, or null when it is right. */
+  private List<Integer> wantedIsr(Partition p) {
+    return p.wantedIsr(System.currentTimeMillis(), replicaLagTimeMaxMs, metadata.image()::isActive);
+  }
+
   private void maybeChangeIsr(Partition p) {
-    List<Integer> wanted =
-        p.wantedIsr(System.currentTimeMillis(), replicaLagTimeMaxMs, metadata.image()::isActive);
+    List<Integer> wanted = wantedIsr(p);
     if (wanted == null) {
       return;
     }
@@ -1117,6 +1200,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   @Override
   public void close() throws InterruptedException {
     timer.shutdownNow();
+    purgatoryTimer.stop();
     for (Shard shard : shards) {
       shard.shutdown();
     }

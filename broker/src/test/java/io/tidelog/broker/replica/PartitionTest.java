@@ -96,25 +96,35 @@ class PartitionTest {
         MemoryRecords.withRecords(Compression.NONE, record("b")), (short) -1, AppendOrigin.CLIENT);
     assertThat(leader.highWatermark()).isEqualTo(3);
 
-    PartitionRead committed = leader.readAsConsumer(0, 10_000, IsolationLevel.READ_COMMITTED);
+    PartitionRead committed =
+        leader.readAsConsumer(0, 10_000, IsolationLevel.READ_COMMITTED, false);
     assertThat(offsets(committed)).containsExactly(0L);
     assertThat(committed.lastStableOffset()).isEqualTo(1);
     assertThat(committed.abortedTransactions()).isEmpty();
     assertThat(leader.bytesReadable(1, 10_000, false, IsolationLevel.READ_COMMITTED)).isZero();
-    PartitionRead uncommitted = leader.readAsConsumer(0, 10_000, IsolationLevel.READ_UNCOMMITTED);
+    PartitionRead uncommitted =
+        leader.readAsConsumer(0, 10_000, IsolationLevel.READ_UNCOMMITTED, false);
     assertThat(offsets(uncommitted)).containsExactly(0L, 1L, 2L);
     assertThat(uncommitted.abortedTransactions()).isNull();
 
     log(leader).appendMarker(7, (short) 0, new EndTransactionMarker(ControlRecordType.ABORT, 0), 1);
     leader.maybeAdvanceHighWatermark();
 
-    PartitionRead afterAbort = leader.readAsConsumer(0, 10_000, IsolationLevel.READ_COMMITTED);
+    PartitionRead afterAbort =
+        leader.readAsConsumer(0, 10_000, IsolationLevel.READ_COMMITTED, false);
     assertThat(afterAbort.lastStableOffset()).isEqualTo(4);
     assertThat(offsets(afterAbort)).containsExactly(0L, 1L, 2L, 3L);
     assertThat(afterAbort.abortedTransactions()).containsExactly(new AbortedTxn(7, 1, 3, 4));
     assertThat(
-            leader.readAsConsumer(2, 10_000, IsolationLevel.READ_COMMITTED).abortedTransactions())
+            leader
+                .readAsConsumer(2, 10_000, IsolationLevel.READ_COMMITTED, false)
+                .abortedTransactions())
         .containsExactly(new AbortedTxn(7, 1, 3, 4));
+    // in place, with only the log: what needs the transaction indexes is left to the shard
+    assertThat(leader.readAsConsumer(0, 10_000, IsolationLevel.READ_COMMITTED, true)).isNull();
+    assertThat(leader.readAsConsumer(4, 10_000, IsolationLevel.READ_COMMITTED, true)).isNotNull();
+    assertThat(offsets(leader.readAsConsumer(0, 10_000, IsolationLevel.READ_UNCOMMITTED, true)))
+        .containsExactly(0L, 1L, 2L, 3L);
   }
 
   private static SimpleRecord record(String value) {

@@ -3,11 +3,11 @@ package io.tidelog.broker.replica;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.netty.util.HashedWheelTimer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
@@ -17,16 +17,12 @@ import org.junit.jupiter.api.Test;
 
 /** The registry where requests wait: one completion each, and nothing left behind. */
 class PurgatoryTest {
-  private final ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);
+  private final HashedWheelTimer timer = new HashedWheelTimer(1, TimeUnit.MILLISECONDS);
   private final Purgatory purgatory = new Purgatory(timer);
-
-  PurgatoryTest() {
-    timer.setRemoveOnCancelPolicy(true);
-  }
 
   @AfterEach
   void stopTimer() {
-    timer.shutdownNow();
+    timer.stop();
   }
 
   /** Completes when {@code ready} holds for the key it is checked on; records how it ended. */
@@ -69,7 +65,13 @@ class PurgatoryTest {
     assertThat(op.endings).containsExactly("completed");
     assertThat(purgatory.size()).isZero();
     assertThat(purgatory.watchedKeys()).isZero();
-    assertThat(timer.getQueue()).as("its expiry was cancelled and removed").isEmpty();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(timer.pendingTimeouts())
+                    .as("its expiry was cancelled and removed")
+                    .isZero());
   }
 
   @Test
@@ -141,6 +143,8 @@ class PurgatoryTest {
     assertThat(op.endings).containsExactly("completed");
     assertThat(purgatory.size()).isZero();
     assertThat(purgatory.watchedKeys()).isZero();
-    assertThat(timer.getQueue()).isEmpty();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(timer.pendingTimeouts()).isZero());
   }
 }

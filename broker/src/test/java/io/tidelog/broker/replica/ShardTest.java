@@ -3,12 +3,15 @@ package io.tidelog.broker.replica;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.vertx.core.Vertx;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 class ShardTest {
@@ -73,5 +76,74 @@ class ShardTest {
     hold.countDown();
     assertThat(shard.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
     assertThat(ran).hasSize(100);
+  }
+
+  /** Calls {@code call} on an event loop of a Vert.x of its own, and waits for its answer. */
+  private static <T> T onEventLoop(Supplier<T> call) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      CompletableFuture<T> answer = new CompletableFuture<>();
+      vertx.runOnContext(v -> answer.complete(call.get()));
+      return answer.get(10, TimeUnit.SECONDS);
+    } finally {
+      vertx.close().await();
+    }
+  }
+
+  @Test
+  void anIdleShardRunsAnEventLoopsWorkInPlace() throws Exception {
+    Shard shard = new Shard("shard-test");
+    List<String> ran = new CopyOnWriteArrayList<>();
+
+    boolean inPlace =
+        onEventLoop(
+            () ->
+                shard.runInPlace(
+                    () -> ran.add(Thread.currentThread().getName() + " " + shard.isInPlace())));
+
+    assertThat(inPlace).isTrue();
+    assertThat(ran)
+        .singleElement()
+        .asString()
+        .startsWith("vert.x-eventloop-thread")
+        .endsWith("true");
+    assertThat(shard.isInPlace()).isFalse();
+    shard.shutdown();
+    assertThat(shard.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void aBusyShardOrAThreadThatIsNoEventLoopRunsNothingInPlace() throws Exception {
+    Shard shard = new Shard("shard-test");
+    AtomicBoolean ran = new AtomicBoolean();
+
+    assertThat(shard.runInPlace(() -> ran.set(true))).isFalse(); // the test's thread
+    CountDownLatch hold = occupy(shard);
+    assertThat(onEventLoop(() -> shard.runInPlace(() -> ran.set(true)))).isFalse();
+    hold.countDown();
+
+    assertThat(ran).isFalse();
+    shard.shutdown();
+    assertThat(shard.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void whatWorkInPlaceQueuesRunsOnTheShardsThreadAfterIt() throws Exception {
+    Shard shard = new Shard("shard-test");
+    List<String> ran = new CopyOnWriteArrayList<>();
+    CompletableFuture<String> queued = new CompletableFuture<>();
+
+    onEventLoop(
+        () ->
+            shard.runInPlace(
+                () -> {
+                  shard.execute(() -> queued.complete(Thread.currentThread().getName()));
+                  ran.add("in place, done: " + queued.isDone());
+                }));
+
+    assertThat(queued.get(10, TimeUnit.SECONDS)).isEqualTo("shard-test");
+    assertThat(ran).containsExactly("in place, done: false");
+    shard.shutdown();
+    assertThat(shard.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
   }
 }
