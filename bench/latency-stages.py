@@ -63,6 +63,7 @@ def stages(prefix, broker_ports):
 
     produces = [e for e in events if e[1] == "request" and e[2] == "C" and e[3] == 0]
     samples = {s: [] for s in STAGES}
+    samples["slowest stage"] = []  # (total, the stage that took longest of lead, spread, turn, hw, consume)
     for i, produce in enumerate(produces):
         start = produce[0]
         end = produces[i + 1][0] if i + 1 < len(produces) else float("inf")
@@ -86,6 +87,10 @@ def stages(prefix, broker_ports):
         samples["ack"].append(acked[0] - start)
         samples["consume"].append(consumed[0] - acked[0])
         samples["total"].append(consumed[0] - start)
+        parts = {"lead": out[0] - start, "spread": out[-1] - out[0],
+                 "turn": max(t[1] - t[0] for t in followers.values()),
+                 "hw": acked[0] - max(t[1] for t in followers.values()), "consume": consumed[0] - acked[0]}
+        samples["slowest stage"].append((consumed[0] - start, max(parts, key=parts.get)))
     return samples, len(produces)
 
 
@@ -105,6 +110,12 @@ def main():
         for label, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
             k, t = quantile(kafka[stage], q), quantile(tidelog[stage], q)
             print("%-8s %-4s %10.0f %10.0f %7.2f" % (stage, label, k, t, t / k if k > 0 else float("nan")))
+    # Where the tail comes from: in the slowest 1% of messages, how often each stage took longest
+    for name, found in (("Kafka", kafka), ("Tidelog", tidelog)):
+        slowest = sorted(found["slowest stage"], reverse=True)[: max(1, len(found["slowest stage"]) // 100)]
+        counts = {s: sum(1 for m in slowest if m[1] == s) for s in ("lead", "spread", "turn", "hw", "consume")}
+        print("%s's slowest 1%% (%d), the stage that took longest: %s" % (
+            name, len(slowest), ", ".join("%s %d" % (s, n) for s, n in counts.items())))
 
 
 main()
