@@ -47,7 +47,9 @@ final class ReplicaFetcher {
    */
   private final Set<TopicPartition> added = ConcurrentHashMap.newKeySet();
 
-  /** The event-loop context the fetch loop and its leader's connection live on. */
+  /**
+   * The context the fetch loop and its leader's connection live on: its partitions' shard's thread.
+   */
   private final Context context;
 
   private volatile boolean running;

@@ -10,20 +10,26 @@ import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The follower side of replication: one {@link ReplicaFetcher} per leader this broker follows
- * partitions of, started on the first and stopped with the last. Settings are Kafka's {@code
- * replica.fetch.*}; every fetcher draws on one follower {@link ReplicationQuota}, and tells one
- * {@link CrashDetector} of the connections to leaders that broke.
+ * The follower side of replication: one {@link ReplicaFetcher} per leader and storage shard this
+ * broker follows partitions of, started on the first and stopped with the last. Each runs on its
+ * shard's thread ({@link Shard#context}), so what it fetches is appended where it is read, with no
+ * handoff between threads (Kafka's {@code num.replica.fetchers} threads per leader, here one per
+ * shard that holds partitions of that leader). Settings are Kafka's {@code replica.fetch.*}; every
+ * fetcher draws on one follower {@link ReplicationQuota}, and tells one {@link CrashDetector} of
+ * the connections to leaders that broke.
  */
 public final class ReplicaFetchers implements AutoCloseable {
   private final Vertx vertx;
   private final PeerListener listener;
   private final MetadataStore metadata;
-  private final FollowedPartitions followed;
+  private final ReplicaManager followed;
   private final FetchSettings settings;
   private final ReplicationQuota quota;
   private final CrashDetector crashes;
-  private final Map<Integer, ReplicaFetcher> byLeader = new HashMap<>();
+  private final Map<Source, ReplicaFetcher> bySource = new HashMap<>();
+
+  /** Where a fetcher fetches from (a leader), and the shard whose partitions it fetches. */
+  private record Source(int leaderId, Shard shard) {}
 
   public ReplicaFetchers(
       Vertx vertx,
@@ -46,26 +52,27 @@ public final class ReplicaFetchers implements AutoCloseable {
   }
 
   synchronized void follow(TopicPartition tp, int leaderId) {
-    ReplicaFetcher fetcher = byLeader.get(leaderId);
+    Source source = new Source(leaderId, followed.shard(tp));
+    ReplicaFetcher fetcher = bySource.get(source);
     if (fetcher == null) {
       // Started with its first partition, so that its first round fetches it
       fetcher =
           new ReplicaFetcher(
               leaderId,
-              vertx.getOrCreateContext(),
+              source.shard().context(vertx),
               new LeaderEndpoint(leaderId, vertx, listener, metadata, settings, crashes),
               followed,
               quota);
       fetcher.add(tp);
       fetcher.start();
-      byLeader.put(leaderId, fetcher);
+      bySource.put(source, fetcher);
     } else {
       fetcher.add(tp);
     }
   }
 
   synchronized void unfollow(TopicPartition tp) {
-    byLeader
+    bySource
         .entrySet()
         .removeIf(
             entry -> {
@@ -79,7 +86,7 @@ public final class ReplicaFetchers implements AutoCloseable {
 
   @Override
   public synchronized void close() {
-    byLeader.values().forEach(ReplicaFetcher::stop);
-    byLeader.clear();
+    bySource.values().forEach(ReplicaFetcher::stop);
+    bySource.clear();
   }
 }

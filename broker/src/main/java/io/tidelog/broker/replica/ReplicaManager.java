@@ -1193,7 +1193,8 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
         : new UnknownTopicOrPartitionException("Unknown partition " + tp);
   }
 
-  private Shard shard(TopicPartition tp) {
+  /** The shard that owns {@code tp}. */
+  Shard shard(TopicPartition tp) {
     return shards[Math.floorMod(tp.hashCode(), shards.length)];
   }
 

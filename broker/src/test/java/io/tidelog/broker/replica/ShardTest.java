@@ -146,4 +146,28 @@ class ShardTest {
     shard.shutdown();
     assertThat(shard.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
   }
+
+  @Test
+  void itsContextRunsOnTheShardsThreadAndQueuesWorkThereWithoutAnotherThread() throws Exception {
+    Shard shard = new Shard("shard-test");
+    Vertx vertx = Vertx.vertx();
+    try {
+      CompletableFuture<List<String>> threads = new CompletableFuture<>();
+      shard
+          .context(vertx)
+          .runOnContext(
+              v -> {
+                String handler = Thread.currentThread().getName();
+                CompletableFuture.supplyAsync(() -> Thread.currentThread().getName(), shard)
+                    .thenAccept(task -> threads.complete(List.of(handler, task)));
+              });
+
+      assertThat(threads.get(10, TimeUnit.SECONDS)).containsExactly("shard-test", "shard-test");
+      assertThat(shard.context(vertx)).isSameAs(shard.context(vertx));
+    } finally {
+      vertx.close().await();
+      shard.shutdown();
+      assertThat(shard.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    }
+  }
 }
