@@ -107,6 +107,29 @@ class EventLoopBlockingIT {
     BLOCKING_CALLS.clear();
   }
 
+  /**
+   * Reads {@code partitions} from their start until {@code count} records came (30 s at most), then
+   * waits out a long poll (max.wait.ms) with nothing to read.
+   */
+  private static List<ConsumerRecord<byte[], byte[]>> readFromStart(
+      String bootstrap, List<TopicPartition> partitions, int count) {
+    List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(
+            Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+            new ByteArrayDeserializer(),
+            new ByteArrayDeserializer())) {
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (read.size() < count && System.nanoTime() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(read::add);
+      }
+      consumer.poll(Duration.ofMillis(700));
+    }
+    return read;
+  }
+
   @Test
   void theWatchSeesABlockingCallOnAnEventLoop() throws Exception {
     Vertx vertx = Vertx.vertx();
@@ -147,27 +170,12 @@ class EventLoopBlockingIT {
         // auto-created by Metadata
         producer.send(new ProducerRecord<>("loops-auto", new byte[100])).get();
       }
-      Properties consumerProps = new Properties();
-      consumerProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
-      List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
-      try (KafkaConsumer<byte[], byte[]> consumer =
-          new KafkaConsumer<>(
-              consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-        List<TopicPartition> partitions =
-            List.of(
-                new TopicPartition("loops", 0),
-                new TopicPartition("loops", 1),
-                new TopicPartition("loops", 2));
-        consumer.assign(partitions);
-        consumer.seekToBeginning(partitions);
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (read.size() < 3000 && System.nanoTime() < deadline) {
-          consumer.poll(Duration.ofMillis(200)).forEach(read::add);
-        }
-        // and a long poll that waits out max.wait.ms with nothing to read
-        consumer.poll(Duration.ofMillis(700));
-      }
-      assertThat(read).hasSize(3000);
+      List<TopicPartition> partitions =
+          List.of(
+              new TopicPartition("loops", 0),
+              new TopicPartition("loops", 1),
+              new TopicPartition("loops", 2));
+      assertThat(readFromStart(broker.bootstrap(), partitions, 3000)).hasSize(3000);
       TopicPartition first = new TopicPartition("loops", 0);
       admin.listOffsets(Map.of(first, OffsetSpec.maxTimestamp())).all().get();
       admin.deleteRecords(Map.of(first, RecordsToDelete.beforeOffset(10))).all().get();
@@ -222,22 +230,9 @@ class EventLoopBlockingIT {
           producer.send(new ProducerRecord<>("replicated", i % 2, null, new byte[100])).get();
         }
       }
-      Properties consumerProps = new Properties();
-      consumerProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, one.bootstrap());
-      List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
-      try (KafkaConsumer<byte[], byte[]> consumer =
-          new KafkaConsumer<>(
-              consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-        List<TopicPartition> partitions =
-            List.of(new TopicPartition("replicated", 0), new TopicPartition("replicated", 1));
-        consumer.assign(partitions);
-        consumer.seekToBeginning(partitions);
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (read.size() < 200 && System.nanoTime() < deadline) {
-          consumer.poll(Duration.ofMillis(200)).forEach(read::add);
-        }
-      }
-      assertThat(read).hasSize(200);
+      List<TopicPartition> partitions =
+          List.of(new TopicPartition("replicated", 0), new TopicPartition("replicated", 1));
+      assertThat(readFromStart(one.bootstrap(), partitions, 200)).hasSize(200);
     }
 
     assertThat(BLOCKING_CALLS).isEmpty();
