@@ -671,9 +671,9 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
 
   /**
    * As {@link #onShards}, but on an event loop a shard that is idle runs its part in place ({@link
-   * Shard#runInPlace}), with {@code inPlace} true: {@code work} then does only what touches no file
-   * and answers false for an index that needs more, which then runs on the shard's thread with
-   * {@code inPlace} false.
+   * Shard#runInPlace}), with {@code inPlace} true: {@code work} then writes no file and reads only
+   * the log, and answers false for an index that needs more, which then runs on the shard's thread
+   * with {@code inPlace} false.
    */
   CompletableFuture<Void> onShardsInPlace(
       List<TopicPartition> tps, boolean ownWork, InPlaceWork work) {
@@ -715,7 +715,7 @@ public final class ReplicaManager implements FollowedPartitions, AutoCloseable {
   @FunctionalInterface
   interface InPlaceWork {
     /**
-     * @param inPlace whether it runs in place on an event loop, where it must touch no file
+     * @param inPlace whether it runs in place on an event loop, where it must write no file
      * @return false when it ran in place and left what needs the shard's thread undone
      */
     boolean run(int index, boolean inPlace);
