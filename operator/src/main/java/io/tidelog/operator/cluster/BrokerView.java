@@ -53,9 +53,12 @@ record BrokerView(
       this(name, replicas, isr, minIsr, removing, 0);
     }
 
-    /** Its replicas once a move in progress is done: the replicas less those it removes. */
+    /**
+     * Its replicas once a move in progress is done: the replicas less those it removes that it
+     * still has (a move that ended between the two reads left them already).
+     */
     int replicationFactor() {
-      return replicas.size() - removing.size();
+      return (int) replicas.stream().filter(r -> !removing.contains(r)).count();
     }
 
     /** The partition that {@code name} ({@code <topic>-<partition>}) names. */
@@ -97,6 +100,13 @@ record BrokerView(
               .listTopics(new ListTopicsOptions().listInternal(true))
               .names()
               .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      // The moves first: one that ends before the topics are read shows there as done, never as a
+      // partition with the replicas of both sides and none of them being removed
+      Map<TopicPartition, PartitionReassignment> moving =
+          admin
+              .listPartitionReassignments()
+              .reassignments()
+              .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       Map<String, TopicDescription> topics =
           admin
               .describeTopics(names)
@@ -106,11 +116,6 @@ record BrokerView(
           names.stream().map(n -> new ConfigResource(ConfigResource.Type.TOPIC, n)).toList();
       Map<ConfigResource, Config> configs =
           admin.describeConfigs(resources).all().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-      Map<TopicPartition, PartitionReassignment> moving =
-          admin
-              .listPartitionReassignments()
-              .reassignments()
-              .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       Map<TopicPartition, Long> sizes = new java.util.HashMap<>();
       admin
           .describeLogDirs(live)
